@@ -1,0 +1,60 @@
+# qa-pipeline: `make repro` builds everything on the offline sample, `make test` runs the test suite.
+# Both create the environments first and reinstall only when a lock file changed. Bytecode is compiled at
+# install time because this kind of machine sets PYTHONDONTWRITEBYTECODE (dvc would otherwise take ~3 s to start).
+SHELL := /bin/bash
+.DEFAULT_GOAL := repro
+
+PYTHON ?= python3
+VENV := .venv
+VENV_PYWB := .venv-pywb
+UV := $(VENV)/bin/uv
+# Where `pip install torch==2.13.0` finds the CPU build on this kind of machine. Elsewhere, point it at
+# a folder of wheels or use: make setup UV_EXTRA="--index-url https://download.pytorch.org/whl/cpu --extra-index-url https://pypi.org/simple"
+FIND_LINKS ?= /opt/wheels
+UV_EXTRA ?= $(if $(wildcard $(FIND_LINKS)),--find-links $(FIND_LINKS),)
+
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export DO_NOT_TRACK := 1
+export PREFECT_HOME ?= $(CURDIR)/.prefect
+export QA_PIPELINE_PYWB_BIN := $(CURDIR)/$(VENV_PYWB)/bin
+
+.PHONY: setup repro test serve plots check-params clean-envs
+
+setup: $(VENV)/.installed $(VENV_PYWB)/.installed
+
+$(UV):
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check uv==0.13.9
+
+# torch first, on its own, so the CPU build is what every later resolution sees.
+$(VENV)/.installed: requirements.lock | $(UV)
+	$(UV) pip install --python $(VENV)/bin/python $(UV_EXTRA) torch==2.13.0
+	$(UV) pip install --python $(VENV)/bin/python $(UV_EXTRA) --compile-bytecode -r requirements.lock
+	$(VENV)/bin/dvc config core.analytics false
+	touch $@
+
+# pywb pins versions that conflict with prefect's: it gets its own environment, used only as a subprocess.
+$(VENV_PYWB)/.installed: requirements-pywb.lock | $(UV)
+	test -x $(VENV_PYWB)/bin/python || $(UV) venv --quiet --python $(VENV)/bin/python $(VENV_PYWB)
+	$(UV) pip install --python $(VENV_PYWB)/bin/python --compile-bytecode -r requirements-pywb.lock
+	touch $@
+
+check-params: setup
+	$(VENV)/bin/python -m pipeline.params --check params.yaml
+
+repro: setup check-params
+	$(VENV)/bin/python -m flows.session -- dvc repro
+
+test: setup
+	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+serve: setup check-params
+	$(VENV)/bin/python -m flows.serve
+
+plots: setup
+	$(VENV)/bin/python -m pipeline.plots_template
+	dvc plots show
+
+clean-envs:
+	rm -rf $(VENV) $(VENV_PYWB)

@@ -1,0 +1,12 @@
+"""Thin Prefect flows: one per DVC stage (``python -m flows.<stage>``) plus ``rebuild`` and ``serve``.
+
+Flows only validate parameters, call the stage function from ``pipeline`` and report; all logic lives in
+the library. Telemetry is off unless the user turns it back on in their own environment.
+"""
+
+import os
+
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+# A cold ephemeral server on a 2-core machine can take longer than Prefect's 20 s default to answer.
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")

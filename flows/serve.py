@@ -1,0 +1,95 @@
+"""``make serve``: a local Prefect server on 127.0.0.1 plus the scheduled ``rebuild`` deployment.
+
+Starts ``prefect server start`` unless ``--no-server`` (then ``PREFECT_API_URL`` must point at one), and
+serves ``rebuild`` on ``schedule.cron`` from params.yaml (or ``--interval`` seconds, for tests and demos),
+with a deployment concurrency limit of one. Ctrl-C stops the runner and the server this started (by PID).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from pipeline.params import ParamsError, load_params
+
+
+def start_server(host: str, port: int, log_path: Path) -> subprocess.Popen:
+    log = open(log_path, "ab")
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("prefect")), "server", "start", "--host", host, "--port", str(port)],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    url = f"http://{host}:{port}/api/health"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"prefect server exited with {proc.returncode}; see {log_path}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGTERM)
+    raise TimeoutError(f"prefect server did not become healthy at {url}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m flows.serve", description=__doc__.split("\n")[0])
+    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=4200)
+    ap.add_argument("--no-server", action="store_true", help="use the server at PREFECT_API_URL")
+    ap.add_argument("--interval", type=float, help="seconds between runs, instead of schedule.cron")
+    ap.add_argument("--repo-dir", default=".", help="checkout that rebuild runs dvc repro in")
+    ap.add_argument("--targets", nargs="*", default=[])
+    args = ap.parse_args(argv)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print("refusing to bind the Prefect server to a non-loopback address", file=sys.stderr)
+        return 2
+    try:
+        schedule = load_params(args.params).schedule
+    except ParamsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+
+    server = None
+    if not args.no_server:
+        Path(".prefect").mkdir(exist_ok=True)
+        server = start_server(args.host, args.port, Path(".prefect/server.log"))
+        os.environ["PREFECT_API_URL"] = f"http://{args.host}:{args.port}/api"
+        print(f"Prefect UI: http://{args.host}:{args.port}", flush=True)
+    elif not os.environ.get("PREFECT_API_URL"):
+        print("--no-server needs PREFECT_API_URL", file=sys.stderr)
+        return 2
+
+    from prefect import serve  # after PREFECT_API_URL is set
+    from prefect.schedules import Cron, Interval
+
+    from flows.rebuild import rebuild
+
+    when = Interval(args.interval) if args.interval else Cron(schedule.cron, timezone=schedule.timezone)
+    deployment = rebuild.to_deployment(
+        name=schedule.deployment_name,
+        parameters={"repo_dir": str(Path(args.repo_dir).resolve()), "targets": args.targets},
+        concurrency_limit=1,
+        description="dvc repro, then dvc metrics show as an artifact",
+        schedule=when,
+    )
+    try:
+        serve(deployment)
+    finally:
+        if server is not None and server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""Typed, validated view of ``params.yaml``.
+
+Every stage validates the whole file before it touches anything, so a typo in one section is caught by the
+first stage that runs rather than silently falling back to a default (pydantic ``extra="forbid"``). The
+message names the dotted key path and what is allowed there, because "validation error" alone sends a
+researcher hunting through a 100-line YAML file.
+
+``python -m pipeline.params --check [FILE]`` validates without running anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import difflib
+import sys
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+DEFAULT_PARAMS_FILE = Path("params.yaml")
+
+
+class StrictModel(BaseModel):
+    """Base for every params section: unknown keys are errors, values are immutable once loaded."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SampleParams(StrictModel):
+    """The offline sample sources (``sample`` stage): archived BBC pages and a CirrusSearch dump."""
+
+    seed: int = 13
+    out_dir: str = "data/sample"
+    n_articles: int = Field(150, ge=10, le=5000, description="distinct BBC article pages to write")
+    duplicate_captures: int = Field(20, ge=0, description="extra captures of already written articles")
+    cross_domain_duplicates: int = Field(6, ge=0, description="articles also captured under bbc.com")
+    non_article_pages: int = Field(14, ge=0, description="index, video, live and picture-gallery captures")
+    out_of_range_captures: int = Field(4, ge=0, description="captures outside [start, end], to test range filters")
+    start: dt.date = dt.date(2016, 1, 1)
+    end: dt.date = dt.date(2020, 12, 31)
+    sections_per_article: tuple[int, int] = (2, 6)
+    question_heading_share: float = Field(0.6, ge=0.0, le=1.0)
+    bullet_section_share: float = Field(0.1, ge=0.0, le=1.0)
+    links_per_article: tuple[int, int] = (1, 4)
+    wiki_articles: int | None = Field(
+        None, ge=1, description="vital articles in the CirrusSearch dump; null = all 10,033"
+    )
+
+    @model_validator(mode="after")
+    def _check_ranges(self) -> "SampleParams":
+        if self.start >= self.end:
+            raise ValueError(f"start ({self.start}) must be before end ({self.end})")
+        for name in ("sections_per_article", "links_per_article"):
+            lo, hi = getattr(self, name)
+            if not 0 <= lo <= hi:
+                raise ValueError(f"{name} must be [low, high] with 0 <= low <= high, got {[lo, hi]}")
+        return self
+
+
+class ScheduleParams(StrictModel):
+    """When the Prefect ``rebuild`` deployment runs ``dvc repro`` (``make serve``)."""
+
+    cron: str = "0 3 * * 1"
+    timezone: str = "UTC"
+    deployment_name: str = "nightly"
+
+    @field_validator("cron")
+    @classmethod
+    def _check_cron(cls, value: str) -> str:
+        # Prefect's own schedule model: the very parser its scheduler will use, so no second opinion.
+        from prefect.client.schemas.schedules import CronSchedule
+
+        try:
+            CronSchedule(cron=value)
+        except ValidationError as exc:
+            raise ValueError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _check_timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown IANA time zone {value!r} (e.g. UTC, Europe/London)") from None
+        return value
+
+
+class Params(StrictModel):
+    """The whole of ``params.yaml``. One attribute per stage section."""
+
+    sample: SampleParams = SampleParams()
+    schedule: ScheduleParams = ScheduleParams()
+
+
+class ParamsError(ValueError):
+    """``params.yaml`` is missing, unparsable or invalid; the message is meant for the user as is."""
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str] | None:
+    """The field names allowed at ``loc`` (the location of an unknown key), walking nested models."""
+    current: Any = model
+    for part in loc[:-1]:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(str(part))
+        if field is None:
+            return None
+        current = field.annotation
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return sorted(current.model_fields)
+    return None
+
+
+def format_validation_error(err: ValidationError, source: str) -> str:
+    lines = [f"{source}: {err.error_count()} invalid setting(s):"]
+    for e in err.errors():
+        path = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        if e["type"] == "extra_forbidden":
+            allowed = _allowed_keys(Params, tuple(e["loc"])) or []
+            hint = difflib.get_close_matches(str(e["loc"][-1]), allowed, n=1)
+            msg = f"unknown key; allowed here: {', '.join(allowed)}"
+            if hint:
+                msg += f" (did you mean {'.'.join(str(p) for p in e['loc'][:-1] + (hint[0],))!r}?)"
+        else:
+            msg = f"{e['msg']} (got {e.get('input')!r})"
+        lines.append(f"  - {path}: {msg}")
+    return "\n".join(lines)
+
+
+def load_params(path: str | Path = DEFAULT_PARAMS_FILE) -> Params:
+    """Read and validate a params file; raise :class:`ParamsError` with a user-facing message."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ParamsError(f"{path}: file not found") from None
+    except yaml.YAMLError as exc:
+        raise ParamsError(f"{path}: not valid YAML: {exc}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ParamsError(f"{path}: top level must be a mapping of stage sections, got {type(raw).__name__}")
+    try:
+        return Params.model_validate(raw)
+    except ValidationError as exc:
+        raise ParamsError(format_validation_error(exc, str(path))) from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pipeline.params", description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="validate and exit (the only mode)")
+    parser.add_argument("file", nargs="?", default=str(DEFAULT_PARAMS_FILE))
+    args = parser.parse_args(argv)
+    try:
+        load_params(args.file)
+    except ParamsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(f"{args.file}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Logging, progress and atomic output helpers shared by every stage.
+
+Stages log through Prefect's run logger when they run inside a flow (so the UI shows them) and through the
+standard library otherwise (tests, notebooks). Outputs are written to a temporary sibling and renamed into
+place, so a killed or failed stage never leaves a half-written file where the previous good one was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from tqdm import tqdm
+
+T = TypeVar("T")
+
+
+def get_logger(name: str = "qa_pipeline") -> logging.Logger | logging.LoggerAdapter:
+    """Prefect's run logger inside a flow or task run, a plain logger outside one."""
+    try:
+        from prefect.context import FlowRunContext, TaskRunContext
+        from prefect.logging import get_run_logger
+
+        if TaskRunContext.get() or FlowRunContext.get():
+            return get_run_logger()
+    except ImportError:  # prefect is optional for library use
+        pass
+    logger = logging.getLogger(name)
+    if not logging.getLogger().handlers and not logger.handlers:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return logger
+
+
+def progress(iterable: Iterable[T], desc: str, total: int | None = None, unit: str = "it") -> Iterator[T]:
+    """A tqdm bar on stderr; silent when QA_PIPELINE_NO_PROGRESS is set (CI logs stay readable)."""
+    disable = bool(os.environ.get("QA_PIPELINE_NO_PROGRESS"))
+    yield from tqdm(iterable, desc=desc, total=total, unit=unit, disable=disable, mininterval=1.0, leave=False)
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
+    """Open a temp file next to ``path``; rename it over ``path`` only if the block finishes."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_json(path: str | Path, obj: Any, indent: int | None = 2) -> None:
+    """Deterministic JSON (sorted keys, fixed separators) written atomically."""
+    with atomic_output(path) as fh:
+        json.dump(obj, fh, indent=indent, sort_keys=True, ensure_ascii=False)
+        fh.write("\n")

