@@ -1,0 +1,50 @@
+"""Shared fixtures: the repository root, ../shared, and a small sample built once per session."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+os.environ.setdefault("QA_PIPELINE_NO_PROGRESS", "1")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("QA_PIPELINE_PYWB_BIN", str(REPO / ".venv-pywb" / "bin"))
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"{SHARED} is not present")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def small_sample_params():
+    from pipeline.params import SampleParams
+
+    return SampleParams(seed=7, n_articles=40, duplicate_captures=8, cross_domain_duplicates=3,
+                        non_article_pages=8, out_of_range_captures=2, wiki_articles=300)
+
+
+@pytest.fixture(scope="session")
+def small_sample(tmp_path_factory, small_sample_params) -> Path:
+    """A 40-article sample (and a 300-article dump) built once for the whole test session."""
+    from pipeline.sample import build_sample
+
+    out = tmp_path_factory.mktemp("sample")
+    build_sample(small_sample_params, out)
+    return out
+
+
+def venv_bin(name: str) -> str:
+    return str(Path(sys.executable).with_name(name))

@@ -1,0 +1,51 @@
+"""dvc.yaml wiring: every stage runs its own Prefect flow, declares its code and reads only known params."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import yaml
+
+from pipeline.params import Params
+
+
+def _dvc(repo: Path) -> dict:
+    return yaml.safe_load((repo / "dvc.yaml").read_text())
+
+
+def test_every_stage_runs_a_flow_module_it_depends_on(repo):
+    for name, stage in _dvc(repo)["stages"].items():
+        cmd = stage["cmd"]
+        assert cmd.startswith("python -m flows."), f"{name}: {cmd}"
+        module = cmd.split()[2]
+        mod = importlib.import_module(module)
+        assert hasattr(mod, "__doc__")
+        assert module.replace(".", "/") + ".py" in stage["deps"], f"{name} must depend on its flow module"
+
+
+def test_stage_params_exist_in_the_model(repo):
+    fields = Params.model_fields
+    for name, stage in _dvc(repo)["stages"].items():
+        for key in stage.get("params", []):
+            key = next(iter(key)) if isinstance(key, dict) else key
+            section, *rest = key.split(".")
+            assert section in fields, f"{name} reads unknown params section {section!r}"
+            model = fields[section].annotation
+            if rest:
+                assert rest[0] in model.model_fields, f"{name} reads unknown params key {key!r}"
+
+
+def test_metrics_and_plots_live_under_their_folders(repo):
+    dvc = _dvc(repo)
+    for m in dvc.get("metrics", []):
+        assert m.startswith("metrics/") and m.endswith(".json")
+    for p in dvc.get("plots", []):
+        path = next(iter(p)) if isinstance(p, dict) else p
+        assert path.startswith("plots/")
+    declared = {next(iter(o)) if isinstance(o, dict) else o for s in dvc["stages"].values() for o in s.get("outs", [])}
+    assert set(dvc.get("metrics", [])) <= declared
+
+
+def test_dvc_analytics_off(repo):
+    assert "analytics = false" in (repo / ".dvc" / "config").read_text()

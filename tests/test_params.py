@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline.params import Params, ParamsError, load_params
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "params.yaml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_repository_params_are_valid(repo):
+    params = load_params(repo / "params.yaml")
+    assert isinstance(params, Params)
+    assert params.sample.n_articles >= 10
+
+
+def test_misspelt_key_names_the_path_and_the_allowed_keys(repo, tmp_path):
+    text = (repo / "params.yaml").read_text().replace("n_articles:", "n_artcles:")
+    with pytest.raises(ParamsError) as err:
+        load_params(_write(tmp_path, text))
+    msg = str(err.value)
+    assert "sample.n_artcles" in msg
+    assert "n_articles" in msg and "did you mean 'sample.n_articles'" in msg
+
+
+def test_wrong_type_names_the_path(repo, tmp_path):
+    raw = yaml.safe_load((repo / "params.yaml").read_text())
+    raw["sample"]["seed"] = "thirteen"
+    with pytest.raises(ParamsError, match=r"sample\.seed"):
+        load_params(_write(tmp_path, yaml.safe_dump(raw)))
+
+
+def test_unknown_section_and_bad_cron(tmp_path):
+    with pytest.raises(ParamsError) as err:
+        load_params(_write(tmp_path, "sampel: {}\nschedule: {cron: '61 * * * *'}\n"))
+    msg = str(err.value)
+    assert "sampel: unknown key" in msg and "did you mean 'sample'" in msg
+    assert "schedule.cron" in msg
+
+
+def test_range_checks(tmp_path):
+    with pytest.raises(ParamsError, match="start .* must be before end"):
+        load_params(_write(tmp_path, "sample: {start: '2020-01-01', end: '2019-01-01'}\n"))
+    with pytest.raises(ParamsError, match=r"sample\.question_heading_share"):
+        load_params(_write(tmp_path, "sample: {question_heading_share: 1.5}\n"))
+
+
+def test_not_yaml_and_missing_file(tmp_path):
+    with pytest.raises(ParamsError, match="not valid YAML"):
+        load_params(_write(tmp_path, "sample: [unclosed\n"))
+    with pytest.raises(ParamsError, match="file not found"):
+        load_params(tmp_path / "nope.yaml")
+
+
+def test_check_cli_exit_codes(repo, tmp_path):
+    ok = subprocess.run([sys.executable, "-m", "pipeline.params", "--check", str(repo / "params.yaml")],
+                        cwd=repo, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    bad = _write(tmp_path, (repo / "params.yaml").read_text().replace("seed: 13", "seeed: 13"))
+    res = subprocess.run([sys.executable, "-m", "pipeline.params", "--check", str(bad)],
+                         cwd=repo, capture_output=True, text=True)
+    assert res.returncode != 0
+    assert "sample.seeed" in res.stderr
+
+
+def test_stage_with_bad_params_writes_nothing(repo, tmp_path):
+    """The stage CLI validates before the flow starts: exit 2, no output folder, no metrics file."""
+    bad = _write(tmp_path, (repo / "params.yaml").read_text().replace("out_dir: data/sample",
+                                                                       f"out_dir: {tmp_path}/out\n  typo_key: 1"))
+    res = subprocess.run([sys.executable, "-m", "flows.sample", "--params", str(bad)], cwd=tmp_path,
+                         capture_output=True, text=True, env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"})
+    assert res.returncode == 2, res.stderr
+    assert "sample.typo_key" in res.stderr
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "metrics").exists()

@@ -1,0 +1,121 @@
+"""The Prefect side: a real local server on 127.0.0.1, the scheduled ``rebuild`` deployment, and its failures."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from filelock import FileLock
+
+from flows.serve import start_server
+from pipeline.wayback.pywb_server import free_port
+from tests.conftest import venv_bin
+
+
+def _tiny_dvc_repo(root: Path, fail: bool = False) -> Path:
+    root.mkdir(parents=True)
+    env = dict(os.environ)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run([venv_bin("dvc"), "init", "-q"], cwd=root, check=True, env=env)
+    subprocess.run([venv_bin("dvc"), "config", "core.analytics", "false"], cwd=root, check=True)
+    code = "import sys; sys.exit(3)" if fail else "import json; json.dump({'answer': 42}, open('m.json', 'w'))"
+    (root / "make.py").write_text(code + "\n")
+    (root / "dvc.yaml").write_text(textwrap.dedent(f"""\
+        stages:
+          make:
+            cmd: {sys.executable} make.py
+            deps:
+              - make.py
+            metrics:
+              - m.json:
+                  cache: false
+        """))
+    return root
+
+
+@pytest.fixture(scope="module")
+def prefect_api(tmp_path_factory):
+    home = tmp_path_factory.mktemp("prefect-home")
+    old = os.environ.get("PREFECT_HOME")
+    os.environ["PREFECT_HOME"] = str(home)
+    port = free_port()
+    server = start_server("127.0.0.1", port, home / "server.log")
+    try:
+        yield f"http://127.0.0.1:{port}/api"
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+        if old is None:
+            os.environ.pop("PREFECT_HOME", None)
+        else:
+            os.environ["PREFECT_HOME"] = old
+
+
+def _env(api: str) -> dict[str, str]:
+    return dict(os.environ, PREFECT_API_URL=api, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+
+
+def _flow_runs(api: str, state: str) -> list[dict]:
+    body = {"flows": {"name": {"any_": ["rebuild"]}}, "flow_runs": {"state": {"type": {"any_": [state]}}}}
+    return httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
+
+
+def test_serve_runs_rebuild_on_a_schedule_and_the_server_records_it(prefect_api, tmp_path, repo):
+    tiny = _tiny_dvc_repo(tmp_path / "tiny")
+    before = {r["id"] for r in _flow_runs(prefect_api, "COMPLETED")}
+    log = (tmp_path / "serve.log").open("wb")  # a file, not a pipe: an unread pipe fills and blocks the runner
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flows.serve", "--no-server", "--interval", "5", "--repo-dir", str(tiny),
+         "--params", str(repo / "params.yaml")],
+        cwd=repo, env=_env(prefect_api), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        done: list[dict] = []
+        while time.monotonic() < deadline and not done:
+            time.sleep(2)
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
+            done = [r for r in _flow_runs(prefect_api, "COMPLETED") if r["id"] not in before]
+        assert done, "no completed rebuild run within 180 s:\n" + (tmp_path / "serve.log").read_text()[-3000:]
+        assert (tiny / "m.json").read_text() == '{"answer": 42}'
+        deployment = httpx.get(f"{prefect_api}/deployments/{done[0]['deployment_id']}", timeout=10).json()
+        assert deployment["name"] == "nightly"
+        assert deployment["global_concurrency_limit"]["limit"] == 1
+        arts = httpx.post(f"{prefect_api}/artifacts/filter",
+                          json={"artifacts": {"key": {"any_": ["dvc-metrics"]}}}, timeout=10).json()
+        assert any("answer" in a["data"] and "42" in a["data"] for a in arts)
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+def test_failing_repro_fails_the_flow_run(prefect_api, tmp_path, repo):
+    bad = _tiny_dvc_repo(tmp_path / "bad", fail=True)
+    res = subprocess.run([sys.executable, "-m", "flows.rebuild", "--repo-dir", str(bad)], cwd=repo,
+                         env=_env(prefect_api), capture_output=True, text=True, timeout=300)
+    assert res.returncode != 0
+    assert "dvc repro failed" in res.stdout + res.stderr
+    assert _flow_runs(prefect_api, "FAILED")
+
+
+def test_second_rebuild_is_refused_while_one_holds_the_lock(prefect_api, tmp_path, repo):
+    tiny = _tiny_dvc_repo(tmp_path / "locked")
+    lock = tiny / ".dvc" / "tmp" / "rebuild.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(lock)):
+        res = subprocess.run([sys.executable, "-m", "flows.rebuild", "--repo-dir", str(tiny)], cwd=repo,
+                             env=_env(prefect_api), capture_output=True, text=True, timeout=300)
+    assert res.returncode != 0
+    assert "another rebuild holds" in res.stdout + res.stderr
+    assert not (tiny / "m.json").exists()
