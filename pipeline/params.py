@@ -13,9 +13,10 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import difflib
+import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -61,6 +62,69 @@ class SampleParams(StrictModel):
         return self
 
 
+class ArchiveParams(StrictModel):
+    """Where discover and crawl read captures: ``local`` (pywb over WARC files) or a Wayback base URL."""
+
+    endpoint: str = Field("local", description="'local' or e.g. https://web.archive.org")
+    local_warcs: list[str] = ["data/sample/bbc.warc.gz"]
+    collection: str = "sample"
+
+    @field_validator("endpoint")
+    @classmethod
+    def _check_endpoint(cls, value: str) -> str:
+        if value != "local" and not value.startswith(("http://", "https://")):
+            raise ValueError("must be 'local' or an http(s) URL such as https://web.archive.org")
+        return value
+
+
+class DiscoverParams(StrictModel):
+    """CDX discovery of BBC News article captures (``discover`` stage)."""
+
+    url_prefixes: list[str] = ["www.bbc.co.uk/news/", "www.bbc.com/news/"]
+    start: dt.date = dt.date(2016, 1, 1)
+    end: dt.date = dt.date(2020, 12, 31)
+    article_pattern: str = r"^/news/(?:[a-z0-9]+(?:[-_][a-z0-9]+)*-)?\d{6,}$"
+    exclude_pattern: str = r"/(?:av|live|sport|in_pictures|in-pictures|newsbeat|topics|correspondents)(?:/|-|$)"
+    limit: int | None = Field(None, ge=1, description="stop after this many article captures; null = all")
+    page_size: int = Field(5000, ge=1)
+
+    @field_validator("article_pattern", "exclude_pattern")
+    @classmethod
+    def _check_regex(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _check_dates(self) -> "DiscoverParams":
+        if self.start > self.end:
+            raise ValueError(f"start ({self.start}) must not be after end ({self.end})")
+        return self
+
+
+class CrawlParams(StrictModel):
+    """The Scrapy crawl of discovered captures (``crawl`` stage)."""
+
+    requests_per_minute: float = Field(60.0, ge=0, description="hard average rate; 0 lifts the limit")
+    autothrottle: bool = True
+    concurrency: int = Field(4, ge=1, le=64)
+    retries: int = Field(4, ge=0)
+    backoff_base_s: float = Field(2.0, ge=0)
+    backoff_max_s: float = Field(300.0, ge=0)
+    timeout_s: float = Field(60.0, gt=0)
+    follow_depth: int = Field(1, ge=0, description="links followed from article bodies, in hops")
+
+
+class ExtractParams(StrictModel):
+    """Extraction and de-duplication of crawled pages (``extract`` stage)."""
+
+    keep: Literal["earliest", "latest"] = Field(
+        "earliest", description="which capture of a duplicated article is kept: the first as published, or the last edit")
+    min_words: int = Field(20, ge=0)
+
+
 class ScheduleParams(StrictModel):
     """When the Prefect ``rebuild`` deployment runs ``dvc repro`` (``make serve``)."""
 
@@ -94,6 +158,10 @@ class Params(StrictModel):
     """The whole of ``params.yaml``. One attribute per stage section."""
 
     sample: SampleParams = SampleParams()
+    archive: ArchiveParams = ArchiveParams()
+    discover: DiscoverParams = DiscoverParams()
+    crawl: CrawlParams = CrawlParams()
+    extract: ExtractParams = ExtractParams()
     schedule: ScheduleParams = ScheduleParams()
 
 

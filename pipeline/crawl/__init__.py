@@ -1,0 +1,1 @@
+"""The Scrapy crawl of archived captures: spider, politeness middleware, resumable WARC output."""

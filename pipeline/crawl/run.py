@@ -1,0 +1,100 @@
+"""Run the spider in its own process (Twisted's reactor cannot restart within one) and finalize its output.
+
+Settings carry all politeness and robustness: a hard average rate (``DOWNLOAD_DELAY`` = 60 / rate, with
+Scrapy's ±50% jitter averaging to it), AutoThrottle on top (it only ever slows down),
+retries on 408/429/5xx/timeouts/connection loss with exponential back-off honouring ``Retry-After``
+(``BackoffRetryMiddleware``), and failed body reads (truncated responses) treated as errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from pipeline.crawl.warc_store import finalize, read_index
+from pipeline.params import CrawlParams, DiscoverParams
+from pipeline.runtime import get_logger
+from pipeline.wayback.archive import ArchiveEndpoints
+
+SPIDER = Path(__file__).with_name("spider.py")
+
+
+def scrapy_settings(p: CrawlParams) -> dict[str, Any]:
+    delay = 60.0 / p.requests_per_minute if p.requests_per_minute else 0.0
+    return {
+        "DOWNLOAD_DELAY": delay,
+        "DOWNLOAD_DELAY_JITTER": 0.5,  # uniform in [0.5, 1.5] x delay: averages to the delay
+        "CONCURRENT_REQUESTS": p.concurrency,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": p.concurrency,
+        "AUTOTHROTTLE_ENABLED": bool(p.autothrottle and delay),
+        "AUTOTHROTTLE_START_DELAY": max(delay, 0.5),
+        "AUTOTHROTTLE_MAX_DELAY": max(p.backoff_max_s, delay),
+        "AUTOTHROTTLE_TARGET_CONCURRENCY": 1.0,
+        "RETRY_ENABLED": True,
+        "RETRY_TIMES": p.retries,
+        "RETRY_HTTP_CODES": [408, 429, 500, 502, 503, 504, 522, 524],
+        "RETRY_BACKOFF_BASE": p.backoff_base_s,
+        "RETRY_BACKOFF_MAX": p.backoff_max_s,
+        "DOWNLOADER_MIDDLEWARES": {
+            "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+            "pipeline.crawl.middleware.BackoffRetryMiddleware": 550,
+        },
+        "DOWNLOAD_TIMEOUT": p.timeout_s,
+        "DOWNLOAD_FAIL_ON_DATALOSS": True,
+        "HTTPERROR_ALLOW_ALL": True,  # the spider records final non-200s as failures
+        "ROBOTSTXT_OBEY": False,  # archive replay, not the origin site
+        "COOKIES_ENABLED": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "LOG_LEVEL": "INFO",
+        "USER_AGENT": "qa-pipeline/0.1 (reading-comprehension research crawler)",
+    }
+
+
+def run_crawl(captures: Path, work_dir: Path, out_warc: Path, out_index: Path, failures_out: Path,
+              endpoints: ArchiveEndpoints, crawl: CrawlParams, discover: DiscoverParams) -> dict[str, Any]:
+    """Crawl what is not yet in ``work_dir`` (resuming), then write the final WARC, index and failures."""
+    log = get_logger()
+    work_dir.mkdir(parents=True, exist_ok=True)
+    already = len(read_index(work_dir))
+    config = {
+        "captures": str(captures.resolve()), "out_dir": str(work_dir.resolve()),
+        "replay_template": endpoints.replay_template, "cdx_url": endpoints.cdx_url,
+        "start": discover.start.strftime("%Y%m%d"), "end": discover.end.strftime("%Y%m%d"),
+        "follow_depth": crawl.follow_depth, "article_pattern": discover.article_pattern,
+        "exclude_pattern": discover.exclude_pattern,
+    }
+    config["settings"] = scrapy_settings(crawl)
+    cfg_path = work_dir / "spider_config.json"
+    cfg_path.write_text(json.dumps(config, indent=1))
+    (work_dir / "failures.jsonl").unlink(missing_ok=True)  # failures are re-tried on every run
+    cmd = [sys.executable, "-m", "scrapy", "runspider", str(SPIDER), "-a", f"config={cfg_path}"]
+    log.info("crawl: %d captures already stored in %s; starting scrapy", already, work_dir)
+    env = dict(os.environ, QA_PIPELINE_CRAWL_CONFIG=str(cfg_path), PYTHONPATH=str(Path(__file__).resolve().parents[2]) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(cmd, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"scrapy exited with {proc.returncode}; what it stored is kept in {work_dir}, rerun to resume")
+    rows = finalize(work_dir, out_warc, out_index)
+    done_keys = {r["key"] for r in rows}
+    failures: dict[str, dict] = {}
+    fpath = work_dir / "failures.jsonl"
+    if fpath.exists():
+        for line in fpath.read_text().splitlines():
+            row = json.loads(line)
+            if row.get("key") not in done_keys:
+                failures[row.get("key") or row.get("url")] = row
+    with open(failures_out, "w", encoding="utf-8") as fh:
+        for key in sorted(failures):
+            fh.write(json.dumps(failures[key], sort_keys=True) + "\n")
+    stats = json.loads((work_dir / "last_run_stats.json").read_text()) if (work_dir / "last_run_stats.json").exists() else {}
+    return {
+        "stored": len(rows),
+        "stored_by_link": sum(1 for r in rows if r["depth"] > 0),
+        "failures": len(failures),
+        "requests_last_run": int(stats.get("downloader/request_count", 0)),
+        "retries_last_run": int(stats.get("retry/count", 0)),
+        "resumed_from": already,
+    }

@@ -1,0 +1,123 @@
+"""The archive spider, run as ``python -m scrapy runspider pipeline/crawl/spider.py -a config=FILE``.
+
+It fetches every capture in the frozen list in raw ``id_`` mode, skipping those a previous (killed) run
+already stored, and follows links in article bodies to other BBC News articles: each new article is
+looked up in the CDX index for the capture nearest the linking page's date inside the time range, then
+fetched, up to ``follow_depth`` hops. Politeness, retries and caching are Scrapy settings (see
+``pipeline/crawl/run.py``); a capture that still fails after the last retry is written with its reason to
+``crawl_failures`` rather than dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from urllib.parse import urlencode
+
+import scrapy
+
+from pipeline.crawl.warc_store import PartWriter, read_index
+from pipeline.nlquad.discover import article_key
+from pipeline.nlquad.extract import extract_page
+from pipeline.wayback.cdx import parse_cdx_json
+
+_TS_IN_URL = re.compile(r"/(\d{14})id_/")
+
+
+class ArchiveSpider(scrapy.Spider):
+    name = "archive"
+
+    @classmethod
+    def update_settings(cls, settings):
+        """Scrapy settings come from the run's config file (``pipeline/crawl/run.py``), typed as JSON."""
+        super().update_settings(settings)
+        path = os.environ.get("QA_PIPELINE_CRAWL_CONFIG")
+        if path:
+            settings.setdict(json.loads(Path(path).read_text(encoding="utf-8"))["settings"], priority="spider")
+
+    def __init__(self, config: str, **kwargs):
+        super().__init__(**kwargs)
+        self.cfg = json.loads(Path(config).read_text(encoding="utf-8"))
+        self.out_dir = Path(self.cfg["out_dir"])
+        self.done = read_index(self.out_dir)
+        self.writer: PartWriter | None = None
+        self.known: set[str] = set(self.done)
+        self.failures = open(self.out_dir / "failures.jsonl", "a", encoding="utf-8")
+        self.article_pattern = re.compile(self.cfg["article_pattern"])
+        self.exclude_pattern = re.compile(self.cfg["exclude_pattern"])
+
+    def _replay(self, timestamp: str, url: str) -> str:
+        return self.cfg["replay_template"].format(timestamp=timestamp, url=url)
+
+    async def start(self):
+        rows = [json.loads(line) for line in Path(self.cfg["captures"]).read_text().splitlines() if line.strip()]
+        self.known.update(r["key"] for r in rows)
+        for row in rows:
+            if row["key"] in self.done:
+                continue
+            yield scrapy.Request(self._replay(row["timestamp"], row["url"]), callback=self.parse_capture,
+                                 errback=self.on_error, meta={"capture": row, "hops": 0}, dont_filter=True)
+
+    def parse_capture(self, response):
+        cap = response.meta["capture"]
+        if response.status != 200:
+            self._fail(cap, f"HTTP {response.status} after retries")
+            return
+        match = _TS_IN_URL.search(response.url)  # a redirect to another capture changes the timestamp
+        timestamp = match.group(1) if match else cap["timestamp"]
+        if self.writer is None:
+            self.writer = PartWriter(self.out_dir)
+        ctype = response.headers.get("Content-Type", b"text/html").decode("latin-1")
+        self.writer.write(cap["key"], cap["url"], timestamp, 200, ctype, response.body, response.meta["hops"])
+        if response.meta["hops"] >= self.cfg["follow_depth"]:
+            return
+        for link in extract_page(response.body, cap["url"]).links:
+            key = article_key(link)
+            if key in self.known or self.exclude_pattern.search(key) or not self.article_pattern.search(key):
+                continue
+            self.known.add(key)
+            query = urlencode({"url": link.split("://", 1)[-1], "output": "json", "from": self.cfg["start"],
+                               "to": self.cfg["end"], "filter": "statuscode:200", "closest": timestamp,
+                               "sort": "closest", "limit": 1})
+            yield scrapy.Request(f"{self.cfg['cdx_url']}?{query}", callback=self.parse_lookup,
+                                 errback=self.on_error, dont_filter=True,
+                                 meta={"capture": {"key": key, "url": link, "timestamp": timestamp},
+                                       "hops": response.meta["hops"] + 1, "lookup": True})
+
+    def parse_lookup(self, response):
+        cap = response.meta["capture"]
+        if response.status != 200:
+            self._fail(cap, f"CDX lookup HTTP {response.status} after retries")
+            return
+        caps, _ = parse_cdx_json(response.text)
+        in_range = [c for c in caps if c.status == "200" and self.cfg["start"] <= c.timestamp[:8] <= self.cfg["end"]]
+        if not in_range:
+            self._fail(cap, "no capture in the time range", lookup=True)
+            return
+        target = int(cap["timestamp"])
+        best = min(in_range, key=lambda c: (abs(int(c.timestamp) - target), c.timestamp))
+        row = {"key": cap["key"], "url": best.url, "timestamp": best.timestamp}
+        yield scrapy.Request(self._replay(best.timestamp, best.url), callback=self.parse_capture,
+                             errback=self.on_error, meta={"capture": row, "hops": response.meta["hops"]},
+                             dont_filter=True)
+
+    def on_error(self, failure):
+        request = failure.request
+        self._fail(request.meta.get("capture", {"url": request.url}), repr(failure.value)[:300])
+
+    def _fail(self, cap: dict, reason: str, lookup: bool = False) -> None:
+        row = {"key": cap.get("key"), "url": cap.get("url"), "timestamp": cap.get("timestamp"), "reason": reason,
+               "link_lookup": lookup}
+        self.failures.write(json.dumps(row, sort_keys=True) + "\n")
+        self.failures.flush()
+
+    def closed(self, reason):
+        if self.writer is not None:
+            self.writer.close()
+        self.failures.close()
+        stats = self.crawler.stats.get_stats()
+        (self.out_dir / "last_run_stats.json").write_text(json.dumps(
+            {k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in stats.items()}, indent=1,
+            sort_keys=True))

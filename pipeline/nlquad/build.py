@@ -1,0 +1,126 @@
+"""From extracted articles to the NLQuAD data set (Soleimani et al. 2021).
+
+- question: a sub-heading that ends in '?';
+- answer: the body of that section, up to the next sub-heading;
+- document: the intro plus every section body, with sub-headings and section breaks removed (paragraphs
+  joined by single spaces everywhere), so the layout does not reveal where an answer starts or ends;
+- questions whose section is a bullet list are dropped (their "answer" is not prose).
+
+Output is SQuAD-1.1 shaped with ``answer_end`` added, and ``context[answer_start:answer_end] == text`` is
+checked for every answer before anything is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+from collections import Counter
+from typing import Any, Iterable
+
+from pipeline.nlquad.extract import Extraction
+
+PARA_SEP = " "
+
+
+class OffsetError(AssertionError):
+    """An answer span does not reproduce its text: a bug, never data to ship."""
+
+
+def is_question(heading: str) -> bool:
+    return heading.strip().endswith("?")
+
+
+def article_record(ex: Extraction, doc_id: str) -> tuple[dict[str, Any], Counter]:
+    """One ``data`` entry (title, date, url, one paragraph holding the document and its qas)."""
+    dropped: Counter = Counter()
+    pieces: list[str] = list(ex.intro)
+    spans: list[tuple[str, int, int]] = []  # (question, start, end)
+    offset = len(PARA_SEP.join(pieces)) + (len(PARA_SEP) if pieces else 0)
+    for section in ex.sections:
+        if not section.paragraphs:
+            if is_question(section.heading):
+                dropped["empty_answer"] += 1
+            continue
+        body = PARA_SEP.join(section.paragraphs)
+        start = offset
+        pieces.extend(section.paragraphs)
+        offset = start + len(body) + len(PARA_SEP)
+        if not is_question(section.heading):
+            continue
+        if section.bullet:
+            dropped["bullet_answer"] += 1
+            continue
+        spans.append((section.heading.strip(), start, start + len(body)))
+    context = PARA_SEP.join(pieces)
+    qas = []
+    for n, (question, start, end) in enumerate(spans):
+        text = context[start:end]
+        qas.append({
+            "id": f"{doc_id}_{n}",
+            "question": question,
+            "answers": [{"text": text, "answer_start": start, "answer_end": end}],
+        })
+    record = {"title": ex.title, "date": ex.date, "url": ex.canonical_url or ex.url, "id": doc_id,
+              "paragraphs": [{"context": context, "qas": qas}]}
+    return record, dropped
+
+
+def check_offsets(dataset: dict[str, Any]) -> int:
+    """Raise :class:`OffsetError` unless every answer is exactly its span of the context."""
+    n = 0
+    for art in dataset["data"]:
+        for para in art["paragraphs"]:
+            ctx = para["context"]
+            for qa in para["qas"]:
+                for ans in qa["answers"]:
+                    if ctx[ans["answer_start"]:ans["answer_end"]] != ans["text"]:
+                        raise OffsetError(f"{qa['id']}: context[{ans['answer_start']}:{ans['answer_end']}] != answer")
+                    n += 1
+    return n
+
+
+def doc_id_for(ex: Extraction) -> str:
+    """A stable id from the canonical URL's last segment (BBC story ids are unique)."""
+    url = (ex.canonical_url or ex.url or "").rstrip("/")
+    tail = url.rsplit("/", 1)[-1]
+    return tail or hashlib.sha1(url.encode()).hexdigest()[:12]
+
+
+def build_dataset(articles: Iterable[Extraction]) -> tuple[dict[str, Any], Counter]:
+    data, dropped = [], Counter()
+    seen: set[str] = set()
+    for ex in articles:
+        doc_id = doc_id_for(ex)
+        if doc_id in seen:
+            doc_id = f"{doc_id}-{hashlib.sha1((ex.url or '').encode()).hexdigest()[:6]}"
+        seen.add(doc_id)
+        record, d = article_record(ex, doc_id)
+        dropped += d
+        if record["paragraphs"][0]["qas"]:
+            data.append(record)
+        else:
+            dropped["article_without_questions"] += 1
+    dataset = {"version": "nlquad-qa-pipeline-1", "data": data}
+    check_offsets(dataset)
+    return dataset, dropped
+
+
+def dataset_statistics(dataset: dict[str, Any]) -> dict[str, Any]:
+    """The fields of NLQuAD's Table 2: counts and document/answer lengths in words."""
+    docs = [p for a in dataset["data"] for p in a["paragraphs"]]
+    doc_words = [len(p["context"].split()) for p in docs]
+    ans_words = [len(qa["answers"][0]["text"].split()) for p in docs for qa in p["qas"]]
+    questions = len(ans_words)
+
+    def stat(xs: list[int], f) -> float:
+        return round(float(f(xs)), 2) if xs else 0.0
+
+    return {
+        "documents": len(docs),
+        "questions": questions,
+        "questions_per_document": round(questions / len(docs), 2) if docs else 0.0,
+        "document_words_mean": stat(doc_words, statistics.mean),
+        "document_words_median": stat(doc_words, statistics.median),
+        "answer_words_mean": stat(ans_words, statistics.mean),
+        "answer_words_median": stat(ans_words, statistics.median),
+    }

@@ -1,0 +1,83 @@
+"""``discover``: the frozen list of captures to crawl, one per article, from CDX queries.
+
+The archive holds many captures per article: byte-identical re-captures (same digest), later edits, and
+the same story under bbc.co.uk and bbc.com. Fetching all of them (the policy of wayback-machine-scraper:
+every new digest) multiplies the requests a rate-limited crawl can make. Here each article, keyed by its
+URL path (``/news/<section>-<id>``), keeps one capture: the earliest in the time range, so the text is the
+one first published. ``data/raw/captures.jsonl`` is that list, DVC-tracked, so a crawl is repeatable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import asdict
+from urllib.parse import urlsplit
+
+from pipeline.params import DiscoverParams
+from pipeline.runtime import get_logger
+from pipeline.wayback.cdx import CdxCapture, CdxClient
+
+
+def article_key(url: str) -> str:
+    """bbc.co.uk and bbc.com serve one article under one path: the path is the article's identity."""
+    parts = urlsplit(url if "://" in url else "http://" + url)
+    return parts.path.rstrip("/").lower()
+
+
+def classify(url: str, params: DiscoverParams) -> str | None:
+    """``None`` for an article URL, else the reason it is not one."""
+    path = urlsplit(url if "://" in url else "http://" + url).path.rstrip("/")
+    if re.search(params.exclude_pattern, path):
+        return "excluded"
+    if not re.search(params.article_pattern, path):
+        return "not_article_url"
+    return None
+
+
+def select_captures(captures: Iterable[CdxCapture], params: DiscoverParams) -> tuple[list[CdxCapture], dict]:
+    """One capture per article (earliest, then bbc.co.uk before bbc.com), and counts of what was dropped."""
+    counts = {"cdx_rows": 0, "excluded": 0, "not_article_url": 0, "duplicate_digest": 0, "later_capture": 0}
+    best: dict[str, CdxCapture] = {}
+    digests: set[tuple[str, str]] = set()
+    for cap in captures:
+        counts["cdx_rows"] += 1
+        reason = classify(cap.url, params)
+        if reason:
+            counts[reason] += 1
+            continue
+        key = article_key(cap.url)
+        if (key, cap.digest) in digests:  # pywb ignores collapse=digest; IA applies it only to adjacent rows
+            counts["duplicate_digest"] += 1
+            continue
+        digests.add((key, cap.digest))
+        current = best.get(key)
+        rank = (cap.timestamp, "bbc.com" in cap.url)
+        if current is None or rank < (current.timestamp, "bbc.com" in current.url):
+            if current is not None:
+                counts["later_capture"] += 1
+            best[key] = cap
+        else:
+            counts["later_capture"] += 1
+    chosen = sorted(best.values(), key=lambda c: (c.timestamp, c.url))
+    if params.limit:
+        chosen = chosen[: params.limit]
+    counts["articles"] = len(chosen)
+    return chosen, counts
+
+
+def discover(client: CdxClient, params: DiscoverParams) -> tuple[list[dict], dict]:
+    log = get_logger()
+    start, end = params.start.strftime("%Y%m%d"), params.end.strftime("%Y%m%d") + "235959"
+
+    def all_rows() -> Iterable[CdxCapture]:
+        for prefix in params.url_prefixes:
+            n = 0
+            for cap in client.query(prefix, start=start, end=end, page_size=params.page_size):
+                n += 1
+                yield cap
+            log.info("CDX %s: %d captures in %s..%s", prefix, n, params.start, params.end)
+
+    chosen, counts = select_captures(all_rows(), params)
+    rows = [{**asdict(c), "key": article_key(c.url)} for c in chosen]
+    return rows, counts
