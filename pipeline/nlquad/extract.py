@@ -133,17 +133,17 @@ def _story_body(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bool:
     if date is not None:
         ex.date = dt.datetime.fromtimestamp(int(date["data-seconds"]), tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     current: Section | None = None
-    kinds: list[set[str]] = []  # per section: does its body hold paragraphs, lists, or both
+    tally: list[list[int]] = []  # per section: [paragraphs, list items]
     for el in inner.find_all(["p", "h2", "ul", "ol"], recursive=False):
         if el.name == "h2":
             current = Section(heading=text_of(el), paragraphs=[])
             ex.sections.append(current)
-            kinds.append(set())
+            tally.append([0, 0])
             continue
-        if el.name in ("ul", "ol"):
-            texts = [t for t in (text_of(li) for li in el.find_all("li", recursive=False)) if t]
-        else:
-            texts = [t] if (t := text_of(el)) else []
+        is_list = el.name in ("ul", "ol")
+        parts = el.find_all("li", recursive=False) if is_list else [el]
+        texts = [text_of(x) for x in parts if not _is_link_only(x)]
+        texts = [t for t in texts if t]
         if not texts:
             continue
         _collect_links(el, ex, base)
@@ -151,10 +151,16 @@ def _story_body(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bool:
             ex.intro.extend(texts)
         else:
             current.paragraphs.extend(texts)
-            kinds[-1].add("list" if el.name in ("ul", "ol") else "p")
-    for section, k in zip(ex.sections, kinds):
-        section.bullet = "list" in k  # the answer would contain a list: not clean prose
+            tally[-1][1 if is_list else 0] += len(texts)
+    for section, (paras, items) in zip(ex.sections, tally):
+        section.bullet = items > paras
     return True
+
+
+def _is_link_only(el: Tag) -> bool:
+    """A paragraph or item that is nothing but one link: an inline 'related story' promo, not prose."""
+    anchors = el.find_all("a")
+    return len(anchors) == 1 and text_of(anchors[0]) == text_of(el) != ""
 
 
 def _data_component(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bool:
@@ -168,6 +174,7 @@ def _data_component(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bo
     if time_el is not None:
         ex.date = time_el.get("datetime") or time_el.get("dateTime")
     current: Section | None = None
+    tally: list[list[int]] = []
     for block in blocks:
         kind = block.get("data-component")
         if block.find_parent(attrs={"data-component": True}) is not None:
@@ -176,19 +183,25 @@ def _data_component(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bo
             heading = block.find(["h2", "h3"]) or block
             current = Section(heading=text_of(heading), paragraphs=[])
             ex.sections.append(current)
-        elif kind == "text-block":
-            paras = block.find_all("p") or [block]
-            texts = [t for t in (text_of(p) for p in paras) if t]
-            _collect_links(block, ex, base)
-            (ex.intro if current is None else current.paragraphs).extend(texts)
+            tally.append([0, 0])
+            continue
+        if kind == "text-block":
+            parts, is_list = block.find_all("p") or [block], False
         elif kind == "unordered-list-block":
-            items = [t for t in (text_of(li) for li in block.find_all("li")) if t]
-            _collect_links(block, ex, base)
-            if current is None:
-                ex.intro.extend(items)
-            elif items:
-                current.paragraphs.extend(items)
-                current.bullet = True
+            parts, is_list = block.find_all("li"), True
+        else:
+            continue  # image, media, byline, links, tag-list blocks
+        texts = [t for t in (text_of(x) for x in parts if not _is_link_only(x)) if t]
+        if not texts:
+            continue
+        _collect_links(block, ex, base)
+        if current is None:
+            ex.intro.extend(texts)
+        else:
+            current.paragraphs.extend(texts)
+            tally[-1][1 if is_list else 0] += len(texts)
+    for section, (paras, items) in zip(ex.sections, tally):
+        section.bullet = items > paras
     return True
 
 

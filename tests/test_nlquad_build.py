@@ -1,0 +1,109 @@
+"""Extraction against the sample's ground truth, and the NLQuAD construction rules on hand-made articles."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipeline.nlquad.articles import extract_articles, iter_warc_pages
+from pipeline.nlquad.build import OffsetError, build_dataset, check_offsets, dataset_statistics
+from pipeline.nlquad.discover import select_captures
+from pipeline.nlquad.extract import Extraction, Section, clean, extract_page
+from pipeline.params import DiscoverParams, ExtractParams
+from pipeline.sample import WARC_NAME
+from pipeline.wayback.cdx import CdxCapture, parse_cdx_json
+
+
+def test_sample_pages_extract_to_what_was_written(small_sample):
+    truth = {json.loads(line)["article_id"]: json.loads(line) for line in (small_sample / "articles.jsonl").open()}
+    rows = [json.loads(line) for line in (small_sample / "captures.jsonl").open()]
+    checked = 0
+    for (url, ts, body), row in zip(iter_warc_pages(small_sample / WARC_NAME), rows):
+        ex = extract_page(body, url)
+        if row["kind"] in ("video", "live", "gallery", "index"):
+            assert ex.rejected in ("video", "live", "in_pictures", "index"), (url, ex.rejected)
+            continue
+        if row["kind"] in ("redirect", "not_found"):
+            assert ex.rejected
+            continue
+        t = truth[row["article_id"]]
+        assert ex.rejected is None and ex.title == t["headline"]
+        assert ex.intro == [clean(p) for p in [t["intro"], *t["lead"]]]
+        assert [(s.heading, s.paragraphs, s.bullet) for s in ex.sections] == [
+            (s["heading"], [clean(p) for p in s["paragraphs"]], s["bullet"]) for s in t["sections"]]
+        assert sorted(link.split("/news/")[1] for link in ex.links) == sorted(
+            link.split("/news/")[1] for link in t["links"])
+        checked += 1
+    assert checked > 40
+
+
+def test_dedup_keeps_one_article_per_story(small_sample):
+    rows, counts = extract_articles(small_sample / WARC_NAME, ExtractParams())
+    truth_ids = {json.loads(line)["article_id"] for line in (small_sample / "articles.jsonl").open()}
+    kept = [r["canonical_url"].rsplit("/", 1)[1] for r in rows]
+    assert len(kept) == len(set(kept)) == len(truth_ids)
+    assert counts["duplicate_canonical_url"] > 0  # re-captures and bbc.com copies share the path
+    first = {r["canonical_url"]: r["capture_timestamp"] for r in rows}
+    latest, _ = extract_articles(small_sample / WARC_NAME, ExtractParams(keep="latest"))
+    assert any(first[r["canonical_url"]] < r["capture_timestamp"] for r in latest if r["canonical_url"] in first)
+
+
+def _article(sections, intro=("Intro paragraph one.",)):
+    return Extraction(url="https://www.bbc.co.uk/news/uk-12345678", canonical_url="https://www.bbc.co.uk/news/uk-12345678",
+                      title="T", date="2018-01-01", template="story-body", intro=list(intro), sections=sections)
+
+
+def test_question_answer_document_rules():
+    ex = _article([
+        Section("What happened?", ["First answer paragraph.", "Second answer paragraph."]),
+        Section("Why now? The background", ["Not a question section."]),
+        Section("Who is affected?", ["Item one", "Item two"], bullet=True),
+        Section("What next?", ["Last answer."]),
+    ])
+    dataset, dropped = build_dataset([ex])
+    para = dataset["data"][0]["paragraphs"][0]
+    assert para["context"] == ("Intro paragraph one. First answer paragraph. Second answer paragraph. "
+                               "Not a question section. Item one Item two Last answer.")
+    assert [qa["question"] for qa in para["qas"]] == ["What happened?", "What next?"]
+    ans = para["qas"][0]["answers"][0]
+    assert ans["text"] == "First answer paragraph. Second answer paragraph."
+    assert (ans["answer_start"], ans["answer_end"]) == (21, 69)  # len("Intro paragraph one. ") = 21, answer 23 + 1 + 24
+    assert para["qas"][1]["answers"][0]["text"] == "Last answer."
+    assert dropped["bullet_answer"] == 1
+    assert "What happened?" not in para["context"]
+    stats = dataset_statistics(dataset)
+    assert stats["documents"] == 1 and stats["questions"] == 2 and stats["answer_words_median"] == 4.0
+
+
+def test_article_without_questions_is_counted_not_kept():
+    dataset, dropped = build_dataset([_article([Section("Background", ["Text."])])])
+    assert dataset["data"] == [] and dropped["article_without_questions"] == 1
+
+
+def test_offset_check_catches_a_bad_span():
+    bad = {"data": [{"paragraphs": [{"context": "abc def", "qas": [
+        {"id": "x", "question": "q?", "answers": [{"text": "def", "answer_start": 3, "answer_end": 6}]}]}]}]}
+    with pytest.raises(OffsetError):
+        check_offsets(bad)
+
+
+def test_cdx_formats_and_capture_selection():
+    ia = json.dumps([["urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length"],
+                     ["k", "20170101000000", "http://www.bbc.co.uk/news/uk-38000001", "text/html", "200", "A", "1"],
+                     [], ["resume-key"]])
+    caps, resume = parse_cdx_json(ia)
+    assert resume == "resume-key" and caps[0].status == "200" and caps[0].mime == "text/html"
+    pywb = '{"urlkey": "k", "timestamp": "20170101000000", "url": "http://x/news/uk-1", "mime": "text/html", "status": "200", "digest": "A"}\n'
+    assert parse_cdx_json(pywb)[0][0].url == "http://x/news/uk-1"
+    c = lambda url, ts, d: CdxCapture(url, ts, "200", "text/html", d)  # noqa: E731
+    chosen, counts = select_captures([
+        c("https://www.bbc.co.uk/news/uk-38000001", "20170301000000", "B"),
+        c("https://www.bbc.co.uk/news/uk-38000001", "20170201000000", "A"),
+        c("https://www.bbc.co.uk/news/uk-38000001", "20170401000000", "A"),   # same digest as the earlier one
+        c("https://www.bbc.com/news/uk-38000001", "20170201000000", "A"),     # same story, other host
+        c("https://www.bbc.co.uk/news/av/uk-38000002", "20170201000000", "C"),
+        c("https://www.bbc.co.uk/news/world", "20170201000000", "D"),
+    ], DiscoverParams())
+    assert [(x.url, x.timestamp) for x in chosen] == [("https://www.bbc.co.uk/news/uk-38000001", "20170201000000")]
+    assert counts["excluded"] == 1 and counts["not_article_url"] == 1 and counts["duplicate_digest"] >= 1
