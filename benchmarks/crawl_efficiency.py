@@ -58,7 +58,7 @@ def main() -> None:
     write_result("crawl_efficiency", {
         "input": "offline sample (params.yaml sample defaults) served by pywb 2.10 on 127.0.0.1",
         "cdx_rows_in_range": len(all_rows), "articles_kept": n, "discover": counts,
-        "requests_per_article": {"qa_pipeline": round(stats["requests_last_run"] / n, 3),
+        "requests_per_article": {"qa_pipeline": round(stats["requests"] / n, 3),
                                  "wayback_machine_scraper_policy": round(wms_requests / n, 3)},
         "target_requests_per_article": "<= 1.1",
         "pages_per_s": {"scrapy_spider_incl_process_start": round(len(rows) / spider_s, 1),

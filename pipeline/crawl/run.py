@@ -89,12 +89,16 @@ def run_crawl(captures: Path, work_dir: Path, out_warc: Path, out_index: Path, f
     with open(failures_out, "w", encoding="utf-8") as fh:
         for key in sorted(failures):
             fh.write(json.dumps(failures[key], sort_keys=True) + "\n")
-    stats = json.loads((work_dir / "last_run_stats.json").read_text()) if (work_dir / "last_run_stats.json").exists() else {}
+    runs_path = work_dir / "runs.jsonl"
+    runs = [json.loads(line) for line in runs_path.read_text().splitlines()] if runs_path.exists() else []
     return {
         "stored": len(rows),
         "stored_by_link": sum(1 for r in rows if r["depth"] > 0),
         "failures": len(failures),
-        "requests_last_run": int(stats.get("downloader/request_count", 0)),
-        "retries_last_run": int(stats.get("retry/count", 0)),
+        # summed over every run on this capture list, so a resumed crawl reports what the whole crawl cost
+        "requests": sum(int(r.get("downloader/request_count", 0)) for r in runs),
+        "retries": sum(int(r.get("retry/count", 0)) for r in runs),
+        "requests_per_stored": round(sum(int(r.get("downloader/request_count", 0)) for r in runs) / len(rows), 3)
+        if rows else 0.0,
         "resumed_from": already,
     }

@@ -118,6 +118,6 @@ class ArchiveSpider(scrapy.Spider):
             self.writer.close()
         self.failures.close()
         stats = self.crawler.stats.get_stats()
-        (self.out_dir / "last_run_stats.json").write_text(json.dumps(
-            {k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in stats.items()}, indent=1,
-            sort_keys=True))
+        with open(self.out_dir / "runs.jsonl", "a", encoding="utf-8") as fh:  # one line per (resumed) run
+            fh.write(json.dumps({k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in stats.items()},
+                                sort_keys=True) + "\n")

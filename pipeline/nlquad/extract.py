@@ -132,29 +132,43 @@ def _story_body(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bool:
     date = soup.select_one("div.date[data-seconds]")
     if date is not None:
         ex.date = dt.datetime.fromtimestamp(int(date["data-seconds"]), tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    current: Section | None = None
-    tally: list[list[int]] = []  # per section: [paragraphs, list items]
+    body = _BodyBuilder(ex, base)
     for el in inner.find_all(["p", "h2", "ul", "ol"], recursive=False):
         if el.name == "h2":
-            current = Section(heading=text_of(el), paragraphs=[])
-            ex.sections.append(current)
-            tally.append([0, 0])
-            continue
-        is_list = el.name in ("ul", "ol")
-        parts = el.find_all("li", recursive=False) if is_list else [el]
-        texts = [text_of(x) for x in parts if not _is_link_only(x)]
-        texts = [t for t in texts if t]
-        if not texts:
-            continue
-        _collect_links(el, ex, base)
-        if current is None:
-            ex.intro.extend(texts)
+            body.heading(text_of(el))
+        elif el.name in ("ul", "ol"):
+            body.add(el, el.find_all("li", recursive=False), is_list=True)
         else:
-            current.paragraphs.extend(texts)
-            tally[-1][1 if is_list else 0] += len(texts)
-    for section, (paras, items) in zip(ex.sections, tally):
-        section.bullet = items > paras
+            body.add(el, [el], is_list=False)
+    body.finish()
     return True
+
+
+class _BodyBuilder:
+    """Sections in document order; a section is a bullet list when list items outnumber paragraphs."""
+
+    def __init__(self, ex: Extraction, base: str | None):
+        self.ex, self.base = ex, base
+        self.tally: list[list[int]] = []  # per section: [paragraphs, list items]
+
+    def heading(self, text: str) -> None:
+        self.ex.sections.append(Section(heading=text, paragraphs=[]))
+        self.tally.append([0, 0])
+
+    def add(self, container: Tag, parts: list[Tag], is_list: bool) -> None:
+        texts = [t for t in (text_of(x) for x in parts if not _is_link_only(x)) if t]
+        if not texts:
+            return
+        _collect_links(container, self.ex, self.base)
+        if not self.ex.sections:
+            self.ex.intro.extend(texts)
+            return
+        self.ex.sections[-1].paragraphs.extend(texts)
+        self.tally[-1][1 if is_list else 0] += len(texts)
+
+    def finish(self) -> None:
+        for section, (paras, items) in zip(self.ex.sections, self.tally):
+            section.bullet = items > paras
 
 
 def _is_link_only(el: Tag) -> bool:
@@ -173,35 +187,19 @@ def _data_component(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bo
     time_el = soup.find("time", attrs={"datetime": True}) or soup.find("time", attrs={"dateTime": True})
     if time_el is not None:
         ex.date = time_el.get("datetime") or time_el.get("dateTime")
-    current: Section | None = None
-    tally: list[list[int]] = []
+    body = _BodyBuilder(ex, base)
     for block in blocks:
         kind = block.get("data-component")
         if block.find_parent(attrs={"data-component": True}) is not None:
             continue  # nested block: handled by its container
         if kind in HEADING_BLOCKS:
-            heading = block.find(["h2", "h3"]) or block
-            current = Section(heading=text_of(heading), paragraphs=[])
-            ex.sections.append(current)
-            tally.append([0, 0])
-            continue
-        if kind == "text-block":
-            parts, is_list = block.find_all("p") or [block], False
+            body.heading(text_of(block.find(["h2", "h3"]) or block))
+        elif kind == "text-block":
+            body.add(block, block.find_all("p") or [block], is_list=False)
         elif kind == "unordered-list-block":
-            parts, is_list = block.find_all("li"), True
-        else:
-            continue  # image, media, byline, links, tag-list blocks
-        texts = [t for t in (text_of(x) for x in parts if not _is_link_only(x)) if t]
-        if not texts:
-            continue
-        _collect_links(block, ex, base)
-        if current is None:
-            ex.intro.extend(texts)
-        else:
-            current.paragraphs.extend(texts)
-            tally[-1][1 if is_list else 0] += len(texts)
-    for section, (paras, items) in zip(ex.sections, tally):
-        section.bullet = items > paras
+            body.add(block, block.find_all("li"), is_list=True)
+        # image, media, byline, links and tag-list blocks are not body text
+    body.finish()
     return True
 
 
