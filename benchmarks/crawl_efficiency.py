@@ -51,7 +51,7 @@ def main() -> None:
             session = requests.Session()
             t = time.perf_counter()
             for r in rows:
-                session.get(endpoints.replay(r["timestamp"], r["url"]), timeout=60).content
+                _ = session.get(endpoints.replay(r["timestamp"], r["url"]), timeout=60).content
             loop_s = time.perf_counter() - t
         kept, _ = extract_articles(tmp / "pages.warc.gz", ExtractParams())
     n = len(kept)

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 from pipeline.params import ParamsError, load_params
+from pipeline.runtime import stop_process_group, wait_until_serving
 
 
 def start_server(host: str, port: int, log_path: Path) -> subprocess.Popen:
@@ -25,19 +23,8 @@ def start_server(host: str, port: int, log_path: Path) -> subprocess.Popen:
         [str(Path(sys.executable).with_name("prefect")), "server", "start", "--host", host, "--port", str(port)],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
-    url = f"http://{host}:{port}/api/health"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"prefect server exited with {proc.returncode}; see {log_path}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    return proc
-        except OSError:
-            time.sleep(0.5)
-    os.killpg(proc.pid, signal.SIGTERM)
-    raise TimeoutError(f"prefect server did not become healthy at {url}")
+    wait_until_serving(f"http://{host}:{port}/api/health", proc, 180, log_path)
+    return proc
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,9 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         serve(deployment)
     finally:
-        if server is not None and server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
+        if server is not None:
+            stop_process_group(server)
     return 0
 
 

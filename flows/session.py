@@ -9,13 +9,12 @@ against it and its flow runs show up in that UI.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from flows.serve import start_server
-from pipeline.wayback.pywb_server import free_port
+from pipeline.runtime import free_port, stop_process_group
 
 
 def main(argv: list[str]) -> int:
@@ -33,11 +32,7 @@ def main(argv: list[str]) -> int:
     try:
         return subprocess.call(argv, env=env)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
+        stop_process_group(server)
 
 
 if __name__ == "__main__":

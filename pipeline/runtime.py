@@ -11,7 +11,12 @@ import contextlib
 import json
 import logging
 import os
+import signal
+import socket
+import subprocess
 import tempfile
+import time
+import urllib.request
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -66,3 +71,44 @@ def write_json(path: str | Path, obj: Any, indent: int | None = 2) -> None:
     with atomic_output(path) as fh:
         json.dump(obj, fh, indent=indent, sort_keys=True, ensure_ascii=False)
         fh.write("\n")
+
+
+# ------------------------------------------------------------------ local servers started as subprocesses
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port free on loopback now (the server started next binds it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def wait_until_serving(url: str, proc: subprocess.Popen, timeout: float, log_path: Path | str) -> None:
+    """Poll ``url`` until it answers 2xx; fail early if ``proc`` dies, and stop it if it never answers."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args[0]} exited with {proc.returncode}; see {log_path}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if 200 <= r.status < 300:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    stop_process_group(proc)
+    raise TimeoutError(f"{url} did not answer within {timeout:.0f}s; see {log_path}")
+
+
+def stop_process_group(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 30.0) -> None:
+    """Stop a server started with ``start_new_session=True``: its own group, so only what we started.
+
+    ``sig`` first (SIGINT for a Prefect runner, so it pauses its deployments), SIGKILL after ``timeout``.
+    """
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, sig)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

@@ -49,3 +49,16 @@ def test_metrics_and_plots_live_under_their_folders(repo):
 
 def test_dvc_analytics_off(repo):
     assert "analytics = false" in (repo / ".dvc" / "config").read_text()
+
+
+def test_no_cached_dvc_output_is_committed_to_git(repo):
+    """Cached outs belong to DVC; a copy in git makes `dvc repro` refuse to write them ("tracked by SCM")."""
+    import subprocess
+
+    tracked = set(subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True).stdout.split())
+    for name, stage in _dvc(repo)["stages"].items():
+        for out in stage.get("outs", []):
+            path, opts = (next(iter(out.items())) if isinstance(out, dict) else (out, {}))
+            if (opts or {}).get("cache", True):
+                assert not any(t == path or t.startswith(path.rstrip("/") + "/") and not t.endswith(".gitignore")
+                               for t in tracked), f"{name}: {path} is committed to git"

@@ -19,7 +19,7 @@ def test_sample_pages_extract_to_what_was_written(small_sample):
     truth = {json.loads(line)["article_id"]: json.loads(line) for line in (small_sample / "articles.jsonl").open()}
     rows = [json.loads(line) for line in (small_sample / "captures.jsonl").open()]
     checked = 0
-    for (url, ts, body), row in zip(iter_warc_pages(small_sample / WARC_NAME), rows):
+    for (url, _ts, body), row in zip(iter_warc_pages(small_sample / WARC_NAME), rows, strict=True):
         ex = extract_page(body, url)
         if row["kind"] in ("video", "live", "gallery", "index"):
             assert ex.rejected in ("video", "live", "in_pictures", "index"), (url, ex.rejected)

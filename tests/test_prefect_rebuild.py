@@ -15,7 +15,7 @@ import pytest
 from filelock import FileLock
 
 from flows.serve import start_server
-from pipeline.wayback.pywb_server import free_port
+from pipeline.runtime import free_port, stop_process_group
 from tests.conftest import venv_bin
 
 
@@ -50,8 +50,7 @@ def prefect_api(tmp_path_factory):
     try:
         yield f"http://127.0.0.1:{port}/api"
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
+        stop_process_group(server)
         if old is None:
             os.environ.pop("PREFECT_HOME", None)
         else:
@@ -92,11 +91,7 @@ def test_serve_runs_rebuild_on_a_schedule_and_the_server_records_it(prefect_api,
                           json={"artifacts": {"key": {"any_": ["dvc-metrics"]}}}, timeout=10).json()
         assert any("answer" in a["data"] and "42" in a["data"] for a in arts)
     finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        stop_process_group(proc, signal.SIGINT)  # SIGINT: the runner pauses its deployments
         log.close()
 
 

@@ -51,7 +51,7 @@ def test_warc_matches_capture_list(small_sample, small_sample_params):
     assert sum(not r["in_range"] for r in rows) == p.out_of_range_captures
     # some re-captures are byte-identical (CDX collapse=digest removes them), some are later edits
     bodies: dict[str, set[bytes]] = {}
-    for url, status, body in recs:
+    for url, _status, body in recs:
         bodies.setdefault(url, set()).add(hashlib.sha1(body).digest())
     recaptured = [r["url"] for r in rows if r["kind"] == "duplicate"]
     assert any(len(bodies[u]) > 1 for u in recaptured)
@@ -62,7 +62,7 @@ def test_article_pages_use_real_template_markup(small_sample):
     truth = {json.loads(line)["article_id"]: json.loads(line) for line in (small_sample / "articles.jsonl").open()}
     rows = {(r["url"], r["timestamp"]): r for r in map(json.loads, (small_sample / "captures.jsonl").open())}
     seen_templates = Counter()
-    for (url, status, body), row in zip(_records(small_sample / WARC_NAME), rows.values()):
+    for (url, _status, body), row in zip(_records(small_sample / WARC_NAME), rows.values(), strict=True):
         if row["kind"] != "article":
             continue
         soup = BeautifulSoup(body, "lxml")

@@ -42,10 +42,7 @@ def extract_articles(warc: Path, params: ExtractParams) -> tuple[list[dict], Cou
     candidates: list[tuple[str, Extraction]] = []
     for url, ts, body in progress(iter_warc_pages(warc), "extract", unit="page"):
         counts["pages"] += 1
-        ex = extract_page(body, url)
-        if not ex.rejected and params.min_words and sum(
-                len(p.split()) for p in ex.intro + [q for s in ex.sections for q in s.paragraphs]) < params.min_words:
-            ex.rejected = "too_short"
+        ex = extract_page(body, url, params.min_words)
         if ex.rejected:
             counts[f"rejected_{ex.rejected}"] += 1
             continue

@@ -28,7 +28,6 @@ from bs4 import BeautifulSoup, SoupStrainer, Tag
 from bs4.filter import ElementFilter
 
 _WS = re.compile(r"\s+")
-ARTICLE_PATH = re.compile(r"^/news/(?:[a-z0-9_]+-)*[a-z0-9_]*?-?\d{6,}$|^/news/[a-z0-9-]+/\d{6,}$")
 NON_ARTICLE_PATHS = (
     ("/av/", "video"), ("/live/", "live"), ("/in_pictures", "in_pictures"), ("/in-pictures", "in_pictures"),
     ("/sport/", "sport"), ("/newsbeat", "newsbeat"), ("/topics/", "index"),
@@ -167,7 +166,7 @@ class _BodyBuilder:
         self.tally[-1][1 if is_list else 0] += len(texts)
 
     def finish(self) -> None:
-        for section, (paras, items) in zip(self.ex.sections, self.tally):
+        for section, (paras, items) in zip(self.ex.sections, self.tally, strict=True):
             section.bullet = items > paras
 
 
@@ -223,8 +222,9 @@ def _ld_json_date(soup: BeautifulSoup) -> str | None:
     return None
 
 
-def extract_page(html: str | bytes, url: str | None = None) -> Extraction:
-    """Extract one page. ``url`` is the captured URL (it decides video/live/index rejections)."""
+def extract_page(html: str | bytes, url: str | None = None, min_words: int = 20) -> Extraction:
+    """Extract one page. ``url`` is the captured URL (it decides video/live/index rejections); a body of
+    fewer than ``min_words`` words is rejected as ``too_short``."""
     ex = Extraction(url=url)
     reason = path_rejection(url)
     if reason:
@@ -245,7 +245,7 @@ def extract_page(html: str | bytes, url: str | None = None) -> Extraction:
         ex.date = _ld_json_date(soup)
     if not ex.title:
         ex.rejected = "no_headline"
-    elif sum(len(p.split()) for p in ex.intro) + sum(len(p.split()) for s in ex.sections for p in s.paragraphs) < 20:
+    elif sum(len(p.split()) for p in ex.intro + [q for s in ex.sections for q in s.paragraphs]) < min_words:
         ex.rejected = "too_short"
     return ex
 

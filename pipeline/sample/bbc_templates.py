@@ -144,7 +144,7 @@ def render_story_body(article: SampleArticle, canonical: str, image_seed: int) -
                 '<figure class="media-with-caption"><div class="media-player-wrapper">'
                 '<div class="media-player" data-playable="true">Media playback is unsupported on your device</div>'
                 '</div><figcaption class="media-with-caption__caption"><span class="off-screen">Media caption</span>'
-                f"Our correspondent explains what is at stake</figcaption></figure>"
+                "Our correspondent explains what is at stake</figcaption></figure>"
             )
     related = "".join(
         f'<li class="unordered-list__item"><a class="unordered-list__link" href="{escape(href)}">'

@@ -54,7 +54,7 @@ def parse_cdx_json(text: str) -> tuple[list[CdxCapture], str | None]:
         resume = None
         if len(body) >= 2 and body[-2] == [] and len(body[-1]) == 1:
             resume, body = body[-1][0], body[:-2]
-        return [CdxCapture.from_fields(dict(zip(header, r))) for r in body if r], resume
+        return [CdxCapture.from_fields(dict(zip(header, r, strict=False))) for r in body if r], resume
     caps = [CdxCapture.from_fields(json.loads(line)) for line in text.splitlines() if line.strip()]
     return caps, None
 

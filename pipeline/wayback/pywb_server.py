@@ -13,14 +13,11 @@ import argparse
 import contextlib
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
+
+from pipeline.runtime import free_port, stop_process_group, wait_until_serving
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,12 +30,6 @@ def pywb_bin_dir() -> Path:
         raise RuntimeError(f"pywb not found in {path}: run `make setup` (creates .venv-pywb) "
                            "or set QA_PIPELINE_PYWB_BIN to a folder holding `wayback` and `wb-manager`")
     return path
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 class LocalPywb:
@@ -93,27 +84,17 @@ class LocalPywb:
             [str(bindir / "wayback"), "--bind", self.host, "--port", str(self.port), "--threads", "8"],
             cwd=self.root, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
         )
-        deadline = time.monotonic() + self.startup_timeout
-        probe = f"{self.endpoint}/cdx?url=example.invalid/&limit=1"
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"pywb exited with {self.proc.returncode}; see {self.root / 'pywb.log'}")
-            try:
-                with urllib.request.urlopen(probe, timeout=2):
-                    return self
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                time.sleep(0.2)
-        self.stop()
-        raise TimeoutError(f"pywb did not answer on {self.base_url} within {self.startup_timeout:.0f}s")
+        try:
+            wait_until_serving(f"{self.endpoint}/cdx?url=example.invalid/&limit=1", self.proc,
+                               self.startup_timeout, self.root / "pywb.log")
+        except BaseException:
+            self.stop()
+            raise
+        return self
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)  # its own session: only what we started
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        if self.proc is not None:
+            stop_process_group(self.proc, timeout=10)
         self.proc = None
         if self._log:
             self._log.close()
