@@ -50,6 +50,7 @@ class SampleParams(StrictModel):
     wiki_articles: int | None = Field(
         None, ge=1, description="vital articles in the CirrusSearch dump; null = all 10,033"
     )
+    strategyqa_questions: int = Field(40, ge=0, description="generated StrategyQA-format questions")
 
     @model_validator(mode="after")
     def _check_ranges(self) -> "SampleParams":
@@ -125,6 +126,42 @@ class ExtractParams(StrictModel):
     min_words: int = Field(20, ge=0)
 
 
+class WikiParams(StrictModel):
+    """Paragraphs from a CirrusSearch content dump (``wiki_paragraphs`` stage)."""
+
+    dump: str = Field("data/sample/enwiki-cirrussearch-content.json.gz",
+                      description="a *-cirrussearch-content.json.gz; live: a dumps.wikimedia.org file")
+    min_chars: int = Field(2, ge=1, description="shorter paragraphs are dropped")
+
+
+class SearchParams(StrictModel):
+    """The search backend (``index`` and ``retrieve`` stages, and the QuAIL IR solver)."""
+
+    backend: Literal["embedded", "elasticsearch"] = "embedded"
+    es_url: str = Field("http://127.0.0.1:9200", description="overridden by $QA_PIPELINE_ES_URL")
+    es_alias: str = "qa-wiki-paragraphs"
+    es_shards: int = Field(1, ge=1, description="1 keeps BM25 statistics global, so scores are deterministic")
+    es_timeout_s: float = Field(10.0, gt=0)
+    es_bulk_chunk: int = Field(1000, ge=1)
+    es_bulk_retries: int = Field(5, ge=0)
+
+
+class RetrieveParams(StrictModel):
+    """StrategyQA retrieval (``retrieve`` stage)."""
+
+    questions: str = Field("data/sample/strategyqa_generated.json",
+                           description="StrategyQA-format JSON; e.g. ../shared/data/strategyqa/dev.json")
+    decompositions: Literal["gold", "predicted"] = "gold"
+    predictions: str | None = Field(None, description="jsonl with qid and decomposition, for 'predicted'")
+    k: int = Field(10, ge=1)
+
+    @model_validator(mode="after")
+    def _check_predictions(self) -> "RetrieveParams":
+        if self.decompositions == "predicted" and not self.predictions:
+            raise ValueError("decompositions: predicted needs a predictions file")
+        return self
+
+
 class ScheduleParams(StrictModel):
     """When the Prefect ``rebuild`` deployment runs ``dvc repro`` (``make serve``)."""
 
@@ -162,6 +199,9 @@ class Params(StrictModel):
     discover: DiscoverParams = DiscoverParams()
     crawl: CrawlParams = CrawlParams()
     extract: ExtractParams = ExtractParams()
+    wiki: WikiParams = WikiParams()
+    search: SearchParams = SearchParams()
+    retrieve: RetrieveParams = RetrieveParams()
     schedule: ScheduleParams = ScheduleParams()
 
 

@@ -49,6 +49,7 @@ def scrapy_settings(p: CrawlParams) -> dict[str, Any]:
         "ROBOTSTXT_OBEY": False,  # archive replay, not the origin site
         "COOKIES_ENABLED": False,
         "TELNETCONSOLE_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False,  # no listening sockets from a crawler
         "LOG_LEVEL": "INFO",
         "USER_AGENT": "qa-pipeline/0.1 (reading-comprehension research crawler)",
     }

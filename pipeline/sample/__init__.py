@@ -4,7 +4,8 @@ Outputs (under ``sample.out_dir``):
 - ``bbc.warc.gz``: BBC News captures in the real page templates, served by local pywb to later stages;
 - ``captures.jsonl``: one row per WARC record (url, timestamp, status, kind, template), the archive's truth;
 - ``articles.jsonl``: what each article page says (headline, date, sections, bullet flags, links);
-- ``enwiki-cirrussearch-content.json.gz``: the vital articles in CirrusSearch dump format.
+- ``enwiki-cirrussearch-content.json.gz``: the vital articles in CirrusSearch dump format;
+- ``strategyqa_generated.json``: generated StrategyQA-format questions whose evidence ids exist in the dump.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from pipeline.params import SampleParams
 from pipeline.runtime import atomic_output, get_logger, progress
 from pipeline.sample.bbc_archive import ArchivePlanner, article_truth, capture_row, write_warc
 from pipeline.sample.cirrus_dump import write_cirrus_dump
+from pipeline.sample.strategyqa_generated import generate_questions
 from pipeline.sample.wiki_vital import load_vital_articles, package_version
 
 WARC_NAME = "bbc.warc.gz"
 DUMP_NAME = "enwiki-cirrussearch-content.json.gz"
+STRATEGYQA_NAME = "strategyqa_generated.json"
 
 
 def build_sample(params: SampleParams, out_dir: str | Path | None = None) -> dict[str, Any]:
@@ -51,8 +54,11 @@ def build_sample(params: SampleParams, out_dir: str | Path | None = None) -> dic
             fh.write(json.dumps(article_truth(art), sort_keys=True, ensure_ascii=False) + "\n")
 
     wiki = vital if params.wiki_articles is None else vital[: params.wiki_articles]
-    n_docs = write_cirrus_dump(wiki, scratch / DUMP_NAME, params.seed)
+    n_docs, paragraphs = write_cirrus_dump(wiki, scratch / DUMP_NAME, params.seed)
     log.info("wrote %d CirrusSearch documents", n_docs)
+    generated = generate_questions(paragraphs, params.strategyqa_questions, params.seed)
+    with (scratch / STRATEGYQA_NAME).open("w", encoding="utf-8") as fh:
+        json.dump(generated, fh, indent=1, ensure_ascii=False, sort_keys=True)
 
     out.mkdir(parents=True, exist_ok=True)
     for f in sorted(scratch.iterdir()):
@@ -72,6 +78,7 @@ def build_sample(params: SampleParams, out_dir: str | Path | None = None) -> dic
         "headings": sum(len(a.sections) for a in articles),
         "bullet_sections": sum(s.bullet for a in articles for s in a.sections),
         "wiki_documents": n_docs,
+        "strategyqa_generated_questions": len(generated),
     }
 
 

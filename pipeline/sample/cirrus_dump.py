@@ -70,7 +70,7 @@ def article_wikitext(art: VitalArticle, titles: list[str], rng: random.Random) -
     return "\n\n".join(parts), headings, paragraphs
 
 
-def cirrus_documents(articles: tuple[VitalArticle, ...], seed: int) -> Iterator[tuple[dict, dict]]:
+def cirrus_documents(articles: tuple[VitalArticle, ...], seed: int) -> Iterator[tuple[dict, dict, list[str]]]:
     """(action, document) pairs in page-id order; a few project-namespace pages are mixed in to be skipped."""
     rng = random.Random(seed)
     titles = [a.title for a in articles]
@@ -93,21 +93,28 @@ def cirrus_documents(articles: tuple[VitalArticle, ...], seed: int) -> Iterator[
             "description": art.description,
             "redirect": [],
         }
-        yield {"index": {"_type": "_doc", "_id": str(page_id)}}, doc
+        yield {"index": {"_type": "_doc", "_id": str(page_id)}}, doc, [" ".join(p) for p in paragraphs]
         if page_id % 997 == 0:  # non-article namespace: a reader must skip it
             yield {"index": {"_type": "_doc", "_id": str(10_000_000 + page_id)}}, {
                 "namespace": 4, "namespace_text": "Wikipedia", "title": f"Vital articles/{art.topic}",
                 "wiki": "enwiki", "page_id": 10_000_000 + page_id, "text": "Project page.",
                 "source_text": "Project page.", "heading": [], "opening_text": "Project page.",
-            }
+            }, []
 
 
-def write_cirrus_dump(articles: tuple[VitalArticle, ...], path: Path, seed: int) -> int:
-    """Write the gzipped dump with a fixed gzip mtime, so the same params give the same bytes."""
+def write_cirrus_dump(articles: tuple[VitalArticle, ...], path: Path, seed: int) -> tuple[int, dict[str, list[str]]]:
+    """Write the gzipped dump with a fixed gzip mtime, so the same params give the same bytes.
+
+    Returns the document count and each article's plain paragraphs in order (paragraph ``i`` of title
+    ``T`` is what the paragraph stage will call ``"T-i"``), for generating questions with real evidence ids.
+    """
     n = 0
+    paragraphs: dict[str, list[str]] = {}
     with path.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
-        for action, doc in cirrus_documents(articles, seed):
+        for action, doc, paras in cirrus_documents(articles, seed):
             gz.write((json.dumps(action, ensure_ascii=False) + "\n").encode("utf-8"))
             gz.write((json.dumps(doc, ensure_ascii=False) + "\n").encode("utf-8"))
+            if doc["namespace"] == 0:
+                paragraphs[doc["title"]] = paras
             n += 1
-    return n
+    return n, paragraphs

@@ -1,0 +1,94 @@
+"""The embedded default backend: a tantivy index on disk, BM25 with the shared English analysis.
+
+tantivy's BM25 is Lucene's (k1 = 1.2, b = 0.75, the same idf and one-byte length norms), so with the same
+analysis it ranks like Elasticsearch. The index is built in a scratch folder and renamed into place, so an
+interrupted build never replaces a complete one.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import tantivy
+
+from pipeline.search.analysis import ANALYZER, tantivy_analyzer
+from pipeline.search.base import Run
+
+
+
+def _schema() -> tantivy.Schema:
+    b = tantivy.SchemaBuilder()
+    b.add_text_field("id", stored=True, tokenizer_name="raw")
+    b.add_text_field("title", stored=True, tokenizer_name=ANALYZER)
+    b.add_text_field("text", stored=True, tokenizer_name=ANALYZER)
+    return b.build()
+
+
+def _open(path: Path, create: bool) -> tantivy.Index:
+    index = tantivy.Index(_schema(), path=str(path), reuse=not create)
+    index.register_tokenizer(ANALYZER, tantivy_analyzer())  # tokenizers are not stored with the index
+    return index
+
+
+class TantivyBackend:
+    def __init__(self, path: Path, heap_bytes: int = 256_000_000):
+        self.path = Path(path)
+        self.heap_bytes = heap_bytes
+        self._index: tantivy.Index | None = None
+
+    def index(self, docs: Iterable[dict]) -> int:
+        scratch = self.path.with_name(self.path.name + ".building")
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(parents=True)
+        index = _open(scratch, create=True)
+        writer = index.writer(heap_size=self.heap_bytes, num_threads=1)
+        n = 0
+        for d in docs:
+            writer.add_document(tantivy.Document(id=str(d["id"]), title=d.get("title") or "", text=d.get("text") or ""))
+            n += 1
+        writer.commit()
+        writer.wait_merging_threads()
+        shutil.rmtree(self.path, ignore_errors=True)
+        scratch.rename(self.path)
+        self._index = None
+        return n
+
+    def _searcher(self) -> tuple[tantivy.Index, tantivy.Searcher]:
+        if self._index is None:
+            if not (self.path / "meta.json").exists():
+                raise FileNotFoundError(f"no tantivy index at {self.path}: run the index stage first")
+            self._index = _open(self.path, create=False)
+            self._index.reload()
+        return self._index, self._index.searcher()
+
+    def search(self, queries: dict[str, str], k: int) -> Run:
+        index, searcher = self._searcher()
+        run: Run = {}
+        analyzer = tantivy_analyzer()
+        for qid, text in queries.items():
+            terms = analyzer.analyze(text)
+            if not terms:  # nothing left after stop words: no match, as in ES
+                run[qid] = {}
+                continue
+            # What ES builds for bool.should[match(title), match(text)]: one SHOULD term clause per analysed
+            # query token and field (a repeated token counts twice), scores summed. Built directly rather than
+            # through the query parser, whose syntax would trip over apostrophes and brackets in questions.
+            clauses = [(tantivy.Occur.Should, tantivy.Query.term_query(index.schema, field, term))
+                       for field in ("title", "text") for term in terms]
+            hits = searcher.search(tantivy.Query.boolean_query(clauses), k).hits
+            scored = [(float(score), searcher.doc(addr)["id"][0]) for score, addr in hits]
+            run[qid] = {doc_id: score for score, doc_id in sorted(scored, key=lambda h: (-h[0], h[1]))}
+        return run
+
+    def get(self, doc_ids: list[str]) -> dict[str, dict]:
+        """Stored title and text by id (for building model contexts from retrieved ids)."""
+        index, searcher = self._searcher()
+        out = {}
+        for doc_id in doc_ids:
+            hits = searcher.search(tantivy.Query.term_query(index.schema, "id", doc_id), 1).hits
+            if hits:
+                doc = searcher.doc(hits[0][1])
+                out[doc_id] = {"id": doc_id, "title": doc["title"][0], "text": doc["text"][0]}
+        return out

@@ -1,0 +1,71 @@
+"""StrategyQA records (Geva et al. 2021): question, yes/no answer, decomposition, per-annotator evidence.
+
+``evidence[annotator][step]`` is a list whose items are lists of paragraph ids ``"{title}-{para_index}"``,
+or the strings ``"operation"`` / ``"no_evidence"``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class StrategyQuestion:
+    qid: str
+    question: str
+    answer: bool | None
+    decomposition: tuple[str, ...]
+    evidence: tuple  # as in the file
+    term: str = ""
+    facts: tuple[str, ...] = field(default_factory=tuple)
+    generated: bool = False
+
+    def gold_paragraphs(self) -> list[set[str]]:
+        """Per annotator: the union of evidence paragraph ids over all steps."""
+        out = []
+        for annotator in self.evidence:
+            ids: set[str] = set()
+            for step in annotator:
+                for item in step:
+                    if isinstance(item, list):
+                        ids.update(x for x in item if isinstance(x, str))
+            out.append(ids)
+        return out
+
+
+def load_questions(path: str | Path) -> list[StrategyQuestion]:
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"StrategyQA file not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(raw, list):
+        raise ValueError(f"{path}: expected a JSON list of questions, got {type(raw).__name__}")
+    out = []
+    for i, r in enumerate(raw):
+        missing = {"qid", "question"} - set(r)
+        if missing:
+            raise ValueError(f"{path}: item {i} lacks {sorted(missing)}")
+        out.append(StrategyQuestion(
+            qid=r["qid"], question=r["question"], answer=r.get("answer"),
+            decomposition=tuple(r.get("decomposition") or ()), evidence=tuple(r.get("evidence") or ()),
+            term=r.get("term", ""), facts=tuple(r.get("facts") or ()), generated=bool(r.get("generated"))))
+    return out
+
+
+def load_predicted_decompositions(path: str | Path) -> dict[str, list[str]]:
+    """``{qid: [step, ...]}`` from a predictions jsonl such as ``bart_decomp_dev_predictions.jsonl``."""
+    out = {}
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    row = json.loads(line)
+                    out[row["qid"]] = list(row["decomposition"])
+                except (json.JSONDecodeError, KeyError) as exc:
+                    raise ValueError(f"{path}:{lineno}: not a prediction line ({exc})") from None
+    return out

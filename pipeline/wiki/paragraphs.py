@@ -1,0 +1,140 @@
+"""Wikimedia CirrusSearch content dump -> paragraphs JSONL, streaming with constant memory.
+
+The dump is Elasticsearch bulk format: an action line, then the document line. Paragraphs come from the
+article wikitext (``source_text``) parsed with mwparserfromhell: split on section headings and blank lines,
+markup stripped; templates, references, files, categories, tables and lists dropped. Without wikitext the
+plain ``text`` is the one paragraph. Ids are ``"{title}-{para_index}"`` (0-based over the article), the
+convention of StrategyQA's evidence annotations. Non-article namespaces and redirects are skipped; a
+malformed line is counted and logged with its line number, never fatal.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import mwparserfromhell
+from mwparserfromhell.nodes import Heading, Tag, Template, Wikilink
+
+_LIST_LINE = re.compile(r"^[*#:;].*$", re.MULTILINE)
+_BLANK = re.compile(r"\n\s*\n")
+_DROP_LINK_NS = ("file:", "image:", "category:", "media:")
+_DROP_TAGS = {"ref", "references", "table", "gallery", "math", "score", "timeline", "imagemap", "syntaxhighlight"}
+
+
+@dataclass
+class Paragraph:
+    id: str
+    title: str
+    section: str
+    headers: list[str]
+    para_index: int
+    text: str
+
+
+def _clean(code: mwparserfromhell.wikicode.Wikicode) -> str:
+    for node in code.filter(recursive=False):
+        if isinstance(node, Template):
+            code.remove(node)
+        elif isinstance(node, Tag) and str(node.tag).lower() in _DROP_TAGS:
+            code.remove(node)
+        elif isinstance(node, Wikilink) and str(node.title).strip().lower().startswith(_DROP_LINK_NS):
+            code.remove(node)
+    text = code.strip_code(normalize=True, collapse=True)
+    return re.sub(r"\s+", " ", text).strip()  # single newlines and non-breaking spaces too
+
+
+def wikitext_paragraphs(title: str, wikitext: str, min_chars: int = 2) -> Iterator[Paragraph]:
+    """Paragraphs of one article, in order, with the heading path they sit under."""
+    code = mwparserfromhell.parse(_LIST_LINE.sub("", wikitext))
+    index = 0
+    path: list[tuple[int, str]] = []  # (level, heading) of enclosing sections
+    chunks: list[tuple[list[str], str]] = []  # (headers, raw wikitext) between headings
+    buf: list[str] = []
+
+    def flush() -> None:
+        if buf:
+            chunks.append(([h for _, h in path], "".join(buf)))
+            buf.clear()
+
+    for node in code.nodes:
+        if isinstance(node, Heading):
+            flush()
+            heading = node.title.strip_code().strip()
+            path[:] = [(lvl, h) for lvl, h in path if lvl < node.level] + [(node.level, heading)]
+        else:
+            buf.append(str(node))
+    flush()
+    for headers, raw in chunks:
+        for block in _BLANK.split(raw):
+            text = _clean(mwparserfromhell.parse(block))
+            if len(text) < min_chars:
+                continue
+            yield Paragraph(id=f"{title}-{index}", title=title, section=headers[-1] if headers else "",
+                            headers=headers, para_index=index, text=text)
+            index += 1
+
+
+def iter_dump_documents(path: Path, counts: Counter, log=None) -> Iterator[dict]:
+    """Article documents of a CirrusSearch dump; malformed lines are counted and skipped."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as raw:
+        stream = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+        expect_doc = False
+        for lineno, line in enumerate(stream, start=1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                counts["malformed_lines"] += 1
+                if log:
+                    log.warning("%s:%d: malformed JSON skipped (%s)", path, lineno, exc.msg)
+                expect_doc = False
+                continue
+            if not isinstance(obj, dict):
+                counts["malformed_lines"] += 1
+                if log:
+                    log.warning("%s:%d: not a JSON object, skipped", path, lineno)
+                continue
+            if "index" in obj and len(obj) == 1:
+                expect_doc = True
+                continue
+            if not expect_doc:
+                counts["documents_without_action"] += 1  # tolerated: some exports drop action lines
+            expect_doc = False
+            if "title" not in obj:
+                counts["malformed_lines"] += 1
+                if log:
+                    log.warning("%s:%d: document without a title, skipped", path, lineno)
+                continue
+            counts["documents"] += 1
+            if obj.get("namespace", 0) != 0:
+                counts["skipped_namespace"] += 1
+                continue
+            src = obj.get("source_text") or ""
+            if src.lstrip().upper().startswith("#REDIRECT") or obj.get("is_redirect"):
+                counts["skipped_redirect"] += 1
+                continue
+            yield obj
+
+
+def dump_paragraphs(path: Path, counts: Counter, log=None, min_chars: int = 2) -> Iterator[Paragraph]:
+    for doc in iter_dump_documents(path, counts, log):
+        title = doc["title"]
+        if doc.get("source_text"):
+            paras = list(wikitext_paragraphs(title, doc["source_text"], min_chars))
+        else:
+            counts["fallback_to_text"] += 1
+            text = re.sub(r"\s+", " ", doc.get("text") or "").strip()
+            paras = [Paragraph(f"{title}-0", title, "", [], 0, text)] if text else []
+        counts["articles"] += 1
+        counts["paragraphs"] += len(paras)
+        yield from paras

@@ -1,0 +1,98 @@
+"""Both backends on one corpus: same top-10 (parity), alias swap, interrupted rebuilds, unreachable cluster."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections import Counter
+
+import pytest
+
+from pipeline.sample import DUMP_NAME
+from pipeline.search.es_backend import ElasticsearchBackend, SearchBackendUnavailable
+from pipeline.search.tantivy_backend import TantivyBackend
+from pipeline.strategyqa.data import load_questions
+from pipeline.strategyqa.retrieval import question_queries, step_queries
+from pipeline.wiki.paragraphs import dump_paragraphs
+
+
+@pytest.fixture(scope="module")
+def corpus(small_sample):
+    return [{"id": p.id, "title": p.title, "text": p.text} for p in dump_paragraphs(small_sample / DUMP_NAME, Counter())]
+
+
+@pytest.fixture(scope="module")
+def queries(corpus):
+    titles = sorted({d["title"] for d in corpus})
+    qs = {f"t{i}": f"What is known about {t}?" for i, t in enumerate(titles[::7])}
+    qs |= {f"w{i}": " ".join(d["text"].split()[3:9]) for i, d in enumerate(corpus[::23])}
+    qs |= {"apostrophe": "Isn't it the world's largest city's park?", "syntax": 'NOT (a OR b): "c" [d] +e -f'}
+    return qs
+
+
+@pytest.fixture(scope="module")
+def both(corpus, noida_es, tmp_path_factory):
+    embedded = TantivyBackend(tmp_path_factory.mktemp("tv") / "index")
+    es = ElasticsearchBackend(noida_es, "parity-test")
+    assert embedded.index(corpus) == es.index(corpus) == len(corpus)
+    return embedded, es
+
+
+def test_same_top10_on_both_backends(both, queries):
+    embedded, es = both
+    a, b = embedded.search(queries, 10), es.search(queries, 10)
+    assert set(a) == set(b) == set(queries)
+    mismatched = []
+    for qid in queries:
+        if list(a[qid]) != list(b[qid]):
+            mismatched.append((qid, queries[qid], list(a[qid])[:3], list(b[qid])[:3]))
+            continue
+        for doc in a[qid]:
+            assert a[qid][doc] == pytest.approx(b[qid][doc], rel=1e-4), (qid, doc)
+    assert not mismatched, mismatched[:5]
+    assert sum(bool(h) for h in a.values()) > 0.9 * len(queries)
+
+
+def test_alias_moves_only_after_a_complete_build(noida_es, corpus):
+    es = ElasticsearchBackend(noida_es, "alias-test")
+    es.index(corpus[:50])
+    first = set(es.client.indices.get_alias(name="alias-test"))
+
+    def broken():
+        yield from corpus[:30]
+        raise RuntimeError("killed mid-build")
+
+    with pytest.raises(RuntimeError, match="killed mid-build"):
+        es.index(broken())
+    assert set(es.client.indices.get_alias(name="alias-test")) == first  # still the complete index
+    assert es.client.count(index="alias-test")["count"] == 50
+    es.index(corpus[:80])
+    second = set(es.client.indices.get_alias(name="alias-test"))
+    assert second != first and es.client.count(index="alias-test")["count"] == 80
+    assert set(es.client.indices.get(index="alias-test-*")) == second  # old and half-built indices removed
+
+
+def test_unreachable_cluster_fails_fast_with_a_clear_message():
+    port_closed = socket.socket()
+    port_closed.bind(("127.0.0.1", 0))
+    port = port_closed.getsockname()[1]
+    port_closed.close()  # nothing listens here: connection refused
+    t = time.monotonic()
+    with pytest.raises(SearchBackendUnavailable, match=f"cannot reach Elasticsearch at http://127.0.0.1:{port}"):
+        ElasticsearchBackend(f"http://127.0.0.1:{port}", "x", timeout=2)
+    assert time.monotonic() - t < 5
+    with socket.socket() as silent:  # accepts connections, never answers: the timeout path
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        t = time.monotonic()
+        with pytest.raises(SearchBackendUnavailable, match="within 2s"):
+            ElasticsearchBackend(f"http://127.0.0.1:{silent.getsockname()[1]}", "x", timeout=2)
+        assert time.monotonic() - t < 6
+
+
+def test_generated_strategyqa_queries_agree_too(both, small_sample):
+    embedded, es = both
+    questions = load_questions(small_sample / "strategyqa_generated.json")
+    qs = question_queries(questions) | step_queries(questions)
+    a, b = embedded.search(qs, 10), es.search(qs, 10)
+    assert all(list(a[q]) == list(b[q]) for q in qs)

@@ -1,0 +1,92 @@
+"""CirrusSearch dump -> paragraphs: markup handling, ids, skips, malformed lines, agreement with the sample."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+from collections import Counter
+
+from pipeline.sample import DUMP_NAME
+from pipeline.sample.cirrus_dump import cirrus_documents
+from pipeline.sample.wiki_vital import load_vital_articles
+from pipeline.wiki.paragraphs import dump_paragraphs, wikitext_paragraphs
+
+WIKITEXT = """{{Short description|Test}}
+{{Infobox thing
+| name = Thing
+}}
+'''Thing''' is a [[Widget|widget]] made of ''wood''.<ref name="a">{{cite web |title=T}}</ref> It was named in 1900.
+
+A second lead paragraph with an [https://example.org external link].
+
+== History ==
+[[File:Thing.jpg|thumb|A thing]]
+Early history of the thing.
+
+=== Early years ===
+The early years.
+* a bullet that is dropped
+* another
+
+{| class="wikitable"
+|-
+| cell || cell
+|}
+
+== See also ==
+* [[Other thing]]
+
+== References ==
+{{Reflist}}
+[[Category:Things]]
+"""
+
+
+def test_wikitext_markup_is_stripped_and_sections_tracked():
+    paras = list(wikitext_paragraphs("Thing", WIKITEXT))
+    assert [p.text for p in paras] == [
+        "Thing is a widget made of wood. It was named in 1900.",
+        "A second lead paragraph with an external link.",
+        "Early history of the thing.",
+        "The early years.",
+    ]
+    assert [p.id for p in paras] == ["Thing-0", "Thing-1", "Thing-2", "Thing-3"]
+    assert [p.headers for p in paras] == [[], [], ["History"], ["History", "Early years"]]
+    assert paras[3].section == "Early years" and paras[0].section == ""
+
+
+def test_sample_dump_paragraphs_match_what_the_generator_wrote(small_sample, small_sample_params):
+    vital = load_vital_articles()[: small_sample_params.wiki_articles]
+    expected = {d["title"]: paras for _, d, paras in cirrus_documents(vital, small_sample_params.seed) if d["namespace"] == 0}
+    counts: Counter = Counter()
+    got: dict[str, list[str]] = {}
+    for p in dump_paragraphs(small_sample / DUMP_NAME, counts):
+        got.setdefault(p.title, []).append(p.text)
+        assert p.id == f"{p.title}-{len(got[p.title]) - 1}"
+    squash = lambda t: " ".join(t.split())  # noqa: E731 - the parser collapses runs of spaces
+    assert got == {t: [squash(p) for p in ps] for t, ps in expected.items() if ps}
+    assert counts["articles"] == small_sample_params.wiki_articles and counts["malformed_lines"] == 0
+
+
+def test_malformed_lines_are_counted_with_line_numbers_and_skips_apply(tmp_path, caplog):
+    lines = [
+        {"index": {"_id": "1"}}, {"title": "Good", "namespace": 0, "source_text": "Good text here.", "text": "x"},
+        "{not json", "[1, 2]",
+        {"index": {"_id": "2"}}, {"namespace": 0, "text": "no title"},
+        {"index": {"_id": "3"}}, {"title": "Wikipedia:Project", "namespace": 4, "source_text": "Project."},
+        {"index": {"_id": "4"}}, {"title": "Old name", "namespace": 0, "source_text": "#REDIRECT [[Good]]"},
+        {"index": {"_id": "5"}}, {"title": "Plain", "namespace": 0, "text": "Only plain   text."},
+    ]
+    path = tmp_path / "dump.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write((line if isinstance(line, str) else json.dumps(line)) + "\n")
+    counts: Counter = Counter()
+    with caplog.at_level(logging.WARNING):
+        paras = list(dump_paragraphs(path, counts, logging.getLogger("t")))
+    assert [(p.id, p.text) for p in paras] == [("Good-0", "Good text here."), ("Plain-0", "Only plain text.")]
+    assert counts["malformed_lines"] == 3
+    assert counts["skipped_namespace"] == 1 and counts["skipped_redirect"] == 1 and counts["fallback_to_text"] == 1
+    assert f"{path}:3: malformed JSON" in caplog.text and f"{path}:4: not a JSON object" in caplog.text
+    assert f"{path}:6: document without a title" in caplog.text
