@@ -53,24 +53,7 @@ def venv_bin(name: str) -> str:
 @pytest.fixture(scope="session")
 def noida_es(tmp_path_factory):
     """noida-db (a real HTTP server speaking the Elasticsearch API) on 127.0.0.1, stopped by PID."""
-    import shutil
-    import subprocess
+    from pipeline.search.local_es import noida_elasticsearch
 
-    from pipeline.runtime import free_port, stop_process_group, wait_until_serving
-
-    exe = shutil.which("noida-db", path=str(Path(sys.executable).parent))
-    if exe is None:
-        pytest.fail("noida-db is not installed in the venv (it is in the dev extra of requirements.lock)")
-    root = tmp_path_factory.mktemp("noida")
-    port = free_port()
-    log = root / "noida.log"
-    with log.open("wb") as fh:
-        proc = subprocess.Popen([exe, "start", "--only", "elasticsearch", "--host", "127.0.0.1",
-                                 "--elasticsearch-port", str(port), "--data-dir", str(root / "data")],
-                                stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    wait_until_serving(url + "/", proc, 60, log)
-    try:
+    with noida_elasticsearch(tmp_path_factory.mktemp("noida")) as url:
         yield url
-    finally:
-        stop_process_group(proc, timeout=10)

@@ -31,8 +31,10 @@ class SearchBackendUnavailable(RuntimeError):
 
 class ElasticsearchBackend:
     def __init__(self, url: str, alias: str, shards: int = 1, timeout: float = 10.0, chunk: int = 1000,
-                 retries: int = 5, api_key: str | None = None, basic_auth: tuple[str, str] | None = None):
+                 retries: int = 5, api_key: str | None = None, basic_auth: tuple[str, str] | None = None,
+                 search_batch: int = 100, search_timeout: float = 120.0):
         self.url, self.alias, self.shards, self.chunk, self.retries = url, alias, shards, chunk, retries
+        self.search_batch, self.search_timeout = search_batch, search_timeout
         self.client = Elasticsearch(url, request_timeout=timeout, max_retries=0, retry_on_timeout=False,
                                     api_key=api_key, basic_auth=basic_auth)
         try:
@@ -91,13 +93,13 @@ class ElasticsearchBackend:
     def search(self, queries: dict[str, str], k: int) -> Run:
         run: Run = {}
         items = list(queries.items())
-        for start in range(0, len(items), 100):
-            batch = items[start:start + 100]
+        for start in range(0, len(items), self.search_batch):
+            batch = items[start:start + self.search_batch]
             body: list[dict] = []
             for _, text in batch:
                 body += [{"index": self.alias}, {"size": k, "_source": False, "query": {"bool": {"should": [
                     {"match": {"title": text}}, {"match": {"text": text}}]}}}]
-            responses = self.client.msearch(searches=body)["responses"]
+            responses = self.client.options(request_timeout=self.search_timeout).msearch(searches=body)["responses"]
             for (qid, _), resp in zip(batch, responses, strict=True):
                 if "error" in resp:
                     raise RuntimeError(f"query {qid!r} failed: {resp['error']}")

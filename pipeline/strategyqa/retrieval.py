@@ -22,7 +22,7 @@ def step_queries(questions: list[StrategyQuestion], decompositions: dict[str, li
     for q in questions:
         steps = decompositions.get(q.qid, []) if decompositions is not None else list(q.decomposition)
         for i, step in enumerate(steps):
-            text = _STEP_REF.sub(" ", step).strip()
+            text = " ".join(_STEP_REF.sub(" ", step).split())
             if text:
                 out[f"{q.qid}::{i}"] = text
     return out
