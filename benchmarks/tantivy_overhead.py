@@ -25,6 +25,7 @@ from pipeline.wiki.paragraphs import dump_paragraphs
 
 
 def raw_index(path: Path, docs: list[dict]) -> tantivy.Index:
+    path.mkdir(parents=True)
     index = tantivy.Index(_schema(), path=str(path))
     index.register_tokenizer(ANALYZER, tantivy_analyzer())
     writer = index.writer(heap_size=256_000_000, num_threads=1)
