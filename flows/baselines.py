@@ -1,0 +1,36 @@
+"""``baselines`` stage: window baselines on the evaluation split -> predictions, metrics and a plot."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from prefect import flow
+
+from flows._common import params_of, stage_main
+from pipeline.runtime import atomic_output, write_json
+from pipeline.span_qa.baselines import run_baselines
+from pipeline.span_qa.metrics import evaluate
+
+
+@flow(name="baselines", log_prints=True)
+def baselines_flow(params_file: str = "params.yaml") -> dict:
+    p = params_of(params_file).baselines
+    dataset = json.loads(Path(f"data/splits/{p.eval_split}.json").read_text(encoding="utf-8"))
+    predictions = run_baselines(dataset, p.window_words, p.seed)
+    results = {}
+    with atomic_output("plots/baselines_by_document_words.csv") as plot:
+        plot.write("method,document_words,iou,f1\n")
+        for method, preds in predictions.items():
+            write_json(f"data/predictions/baselines/{method}.json", preds, indent=None)
+            summary, _ = evaluate(preds, dataset)
+            results[method] = summary
+            for bin_, s in summary["by_document_words"].items():
+                plot.write(f"{method},{bin_},{s['iou']},{s['f1']}\n")
+    write_json("metrics/baselines.json", {"eval_split": p.eval_split, **results})
+    return results
+
+
+if __name__ == "__main__":
+    sys.exit(stage_main(baselines_flow))

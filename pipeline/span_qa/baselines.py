@@ -1,0 +1,88 @@
+"""NLQuAD's non-neural baselines on the same split: windows of the document chosen without a model.
+
+- first / last window: the first or last ``window_words`` words;
+- random window: a window starting at a random sentence (seeded);
+- BM25L: windows of ``window_words`` words that move one sentence at a time, ranked by BM25L
+  (``rank_bm25``) against the question; the top window is the answer;
+- BM25L-oracle: the same with each window as long as the gold answer, an upper bound for window retrieval.
+
+A window is a character span of the document, so every metric (IoU included) applies unchanged.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+from typing import Any
+
+from rank_bm25 import BM25L
+
+from pipeline.search.analysis import tantivy_analyzer
+from pipeline.span_qa.metrics import iter_examples, token_offsets
+from pipeline.text import sentence_starts
+
+
+
+@lru_cache(maxsize=1)
+def _analyzer():
+    return tantivy_analyzer()  # the search stages' English analysis, so "BM25" means one thing here
+
+
+def _analyze(text: str) -> list[str]:
+    return _analyzer().analyze(text)
+
+
+def _window(offsets: list[tuple[int, int]], first_word: int, n_words: int) -> tuple[int, int]:
+    last = min(len(offsets), first_word + max(n_words, 1)) - 1
+    return offsets[first_word][0], offsets[last][1]
+
+
+def sentence_windows(context: str, n_words: int) -> list[tuple[int, int]]:
+    """Windows of ``n_words`` words starting at each sentence start (deduplicated, in order)."""
+    offsets = token_offsets(context)
+    if not offsets:
+        return []
+    word_at = {}
+    j = 0
+    for start in sentence_starts(context):
+        while j < len(offsets) and offsets[j][1] <= start:
+            j += 1
+        if j < len(offsets):
+            word_at.setdefault(j, None)
+    return list(dict.fromkeys(_window(offsets, w, n_words) for w in word_at))
+
+
+def _pred(context: str, span: tuple[int, int]) -> dict:
+    return {"text": context[span[0]:span[1]], "start": span[0], "end": span[1]}
+
+
+def run_baselines(dataset: dict[str, Any], window_words: int, seed: int) -> dict[str, dict[str, dict]]:
+    rng = random.Random(seed)
+    preds: dict[str, dict[str, dict]] = {k: {} for k in ("first_window", "last_window", "random_window",
+                                                           "bm25l", "bm25l_oracle")}
+    cache: dict[int, tuple] = {}
+    questions = {}
+    for art in dataset["data"]:
+        for para in art["paragraphs"]:
+            for qa in para["qas"]:
+                questions[qa["id"]] = qa["question"]
+    for ex in iter_examples(dataset):
+        ctx = ex["context"]
+        if id(ctx) not in cache:
+            windows = sentence_windows(ctx, window_words)
+            cache[id(ctx)] = (token_offsets(ctx), windows,
+                              BM25L([_analyze(ctx[s:e]) for s, e in windows]) if windows else None)
+        offsets, windows, bm25 = cache[id(ctx)]
+        if not offsets:
+            continue
+        qid, query = ex["id"], _analyze(questions[ex["id"]])
+        preds["first_window"][qid] = _pred(ctx, _window(offsets, 0, window_words))
+        preds["last_window"][qid] = _pred(ctx, _window(offsets, max(0, len(offsets) - window_words), window_words))
+        preds["random_window"][qid] = _pred(ctx, rng.choice(windows))
+        scores = bm25.get_scores(query)
+        preds["bm25l"][qid] = _pred(ctx, windows[max(range(len(windows)), key=lambda i: (scores[i], -i))])
+        oracle_windows = sentence_windows(ctx, len(ex["gold"].split()))
+        oracle = BM25L([_analyze(ctx[s:e]) for s, e in oracle_windows])
+        o_scores = oracle.get_scores(query)
+        preds["bm25l_oracle"][qid] = _pred(ctx, oracle_windows[max(range(len(oracle_windows)), key=lambda i: (o_scores[i], -i))])
+    return preds

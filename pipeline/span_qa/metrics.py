@@ -1,0 +1,153 @@
+"""NLQuAD evaluation: EM, F1, IoU, ROUGE, with breakdowns by answer and document length.
+
+- EM and F1: SQuAD's answer normalisation (lowercase, no punctuation, no articles, single spaces) and
+  token-bag F1.
+- IoU (the paper's definition): intersection over union of the *positions* of the predicted and gold spans
+  in the document, counted in whitespace tokens. Unlike F1 it cannot be earned by predicting words that
+  also occur in the answer elsewhere in the document (F1 > 0 with IoU = 0 is possible, as in the paper's
+  Figure 5).
+- ``iou_string_search``: what the original NLQuAD script does: it recovers both spans by searching their
+  text in the document (first occurrence), then takes the IoU of those positions. It agrees with the
+  positional IoU unless a span's text occurs more than once and the prediction is not the first occurrence;
+  both are reported so the difference is visible.
+- ROUGE-1/2/L F-measure from ``rouge-score`` (no stemming, its default tokenizer).
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import statistics
+import string
+from collections.abc import Iterable
+from typing import Any
+
+from rouge_score import rouge_scorer
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+_PUNCT = set(string.punctuation)
+_TOKEN = re.compile(r"\S+")
+
+
+def normalize_answer(s: str) -> str:
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in _PUNCT)
+    s = _ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+def exact_match(prediction: str, gold: str) -> float:
+    return float(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def f1(prediction: str, gold: str) -> float:
+    p, g = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    if not p or not g:
+        return float(p == g)
+    common = collections.Counter(p) & collections.Counter(g)
+    overlap = sum(common.values())
+    if overlap == 0:
+        return 0.0
+    precision, recall = overlap / len(p), overlap / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+def token_offsets(context: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in _TOKEN.finditer(context)]
+
+
+def token_positions(offsets: list[tuple[int, int]], start: int, end: int) -> set[int]:
+    """Indices of the whitespace tokens that overlap the character span [start, end)."""
+    if end <= start:
+        return set()
+    return {i for i, (s, e) in enumerate(offsets) if s < end and e > start}
+
+
+def iou(pred: set[int], gold: set[int]) -> float:
+    if not pred and not gold:
+        return 1.0
+    union = pred | gold
+    return len(pred & gold) / len(union) if union else 0.0
+
+
+def iou_positions(context: str, pred_span: tuple[int, int], gold_span: tuple[int, int],
+                  offsets: list[tuple[int, int]] | None = None) -> float:
+    offsets = offsets if offsets is not None else token_offsets(context)
+    return iou(token_positions(offsets, *pred_span), token_positions(offsets, *gold_span))
+
+
+def iou_string_search(context: str, pred_text: str, gold_text: str,
+                      offsets: list[tuple[int, int]] | None = None) -> float:
+    """The original NLQuAD script's IoU: spans found by searching their text (first occurrence)."""
+    offsets = offsets if offsets is not None else token_offsets(context)
+
+    def span(text: str) -> set[int]:
+        text = text.strip()
+        if not text:
+            return set()
+        at = context.find(text)
+        return set() if at < 0 else token_positions(offsets, at, at + len(text))
+
+    return iou(span(pred_text), span(gold_text))
+
+
+_ROUGE = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False)
+
+
+def rouge(prediction: str, gold: str) -> dict[str, float]:
+    if not prediction.strip() or not gold.strip():
+        return {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
+    return {k: v.fmeasure for k, v in _ROUGE.score(gold, prediction).items()}
+
+
+def length_bin(n_words: int, edges: tuple[int, ...]) -> str:
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        if lo <= n_words < hi:
+            return f"{lo}-{hi - 1}"
+    return f">={edges[-1]}"
+
+
+def iter_examples(dataset: dict) -> Iterable[dict[str, Any]]:
+    for art in dataset["data"]:
+        for para in art["paragraphs"]:
+            for qa in para["qas"]:
+                ans = qa["answers"][0]
+                yield {"id": qa["id"], "context": para["context"], "gold": ans["text"],
+                       "gold_span": (ans["answer_start"], ans["answer_end"])}
+
+
+def evaluate(predictions: dict[str, dict], dataset: dict, answer_edges=(0, 50, 100, 200),
+             document_edges=(0, 300, 600, 1000, 2000)) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Aggregate scores and one row per example. ``predictions[id] = {"text", "start", "end"}``;
+    a missing prediction counts as the empty answer."""
+    rows = []
+    offsets_cache: dict[int, list[tuple[int, int]]] = {}
+    for ex in iter_examples(dataset):
+        pred = predictions.get(ex["id"], {"text": "", "start": 0, "end": 0})
+        ctx = ex["context"]
+        offsets = offsets_cache.setdefault(id(ctx), token_offsets(ctx))
+        row = {
+            "id": ex["id"],
+            "em": exact_match(pred["text"], ex["gold"]),
+            "f1": f1(pred["text"], ex["gold"]),
+            "iou": iou_positions(ctx, (pred["start"], pred["end"]), ex["gold_span"], offsets),
+            "iou_string_search": iou_string_search(ctx, pred["text"], ex["gold"], offsets),
+            **rouge(pred["text"], ex["gold"]),
+            "answer_words": len(ex["gold"].split()),
+            "document_words": len(offsets),
+        }
+        row["answer_bin"] = length_bin(row["answer_words"], answer_edges)
+        row["document_bin"] = length_bin(row["document_words"], document_edges)
+        rows.append(row)
+    keys = ("em", "f1", "iou", "iou_string_search", "rouge1", "rouge2", "rougeL")
+
+    def summary(subset: list[dict]) -> dict[str, float]:
+        return {k: round(100 * statistics.fmean(r[k] for r in subset), 2) for k in keys} | {"n": len(subset)}
+
+    result: dict[str, Any] = summary(rows) if rows else {k: 0.0 for k in keys} | {"n": 0}
+    for key in ("answer_bin", "document_bin"):
+        groups: dict[str, list[dict]] = {}
+        for r in rows:
+            groups.setdefault(r[key], []).append(r)
+        result[f"by_{key.removesuffix('_bin')}_words"] = {b: summary(g) for b, g in sorted(groups.items())}
+    return result, rows
