@@ -74,7 +74,7 @@ class ElasticsearchBackend:
                     "_source": {"id": str(d["id"]), "title": d.get("title") or "", "text": d.get("text") or ""}}
                    for d in docs)
         n = 0
-        for ok, item in helpers.streaming_bulk(self.client, actions, chunk_size=self.chunk, max_retries=self.retries,
+        for ok, _item in helpers.streaming_bulk(self.client, actions, chunk_size=self.chunk, max_retries=self.retries,
                                                initial_backoff=2, max_backoff=120, raise_on_error=True):
             n += ok
         self.client.indices.refresh(index=name)
