@@ -150,7 +150,7 @@ def train(feats: WindowFeatures, cfg: TrainConfig, out_dir: Path, fingerprint: d
         optimizer.zero_grad(set_to_none=True)
         step += 1
         tokens += int(batch["attention_mask"].sum())
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         if step % 10 == 0 or step == cfg.max_steps:
             log.info("step %d/%d loss %.4f", step, cfg.max_steps, float(np.mean(losses[-10:])))
         if step % cfg.checkpoint_every == 0 or step == cfg.max_steps:

