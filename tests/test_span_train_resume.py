@@ -53,6 +53,9 @@ def test_killed_training_resumes_to_the_same_weights(feats, tmp_path, monkeypatc
     monkeypatch.setattr(train_mod, "collate", real)
     stats = train(feats, CFG, tmp_path / "resumed", {"t": 1})
     assert stats["resumed_from_step"] == 2
+    clean_again = train(feats, CFG, tmp_path / "clean", {"t": 1})  # resumes at the end: nothing left to train
+    assert clean_again["resumed_from_step"] == 4
+    assert stats["final_loss"] is not None and stats["final_loss"] == clean_again["final_loss"]
     a, b = _weights(tmp_path / "clean"), _weights(tmp_path / "resumed")
     assert a.keys() == b.keys()
     for k in a:

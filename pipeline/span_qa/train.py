@@ -62,6 +62,7 @@ class TrainConfig:
     seed: int
     checkpoint_every: int
     device: str = "auto"
+    global_question: bool = False  # Longformer: global attention on the question (and its special tokens)
 
 
 def _pad(batch: list[list[int]], value: int) -> torch.Tensor:
@@ -75,11 +76,18 @@ def accepts_token_types(model) -> bool:
 
 
 def collate(feats: WindowFeatures, idx: list[int], pad_id: int, with_labels: bool = True,
-            token_types: bool = True) -> dict[str, torch.Tensor]:
+            token_types: bool = True, global_question: bool = False) -> dict[str, torch.Tensor]:
     batch = {
         "input_ids": _pad([feats.input_ids[i] for i in idx], pad_id),
         "attention_mask": _pad([feats.attention_mask[i] for i in idx], 0),
     }
+    if global_question:  # every token before the first context token: [CLS] question [SEP]
+        first_ctx = [next(j for j, o in enumerate(feats.offset_mapping[i]) if o is not None) for i in idx]
+        batch["global_attention_mask"] = _pad([[1] * f for f in first_ctx], 0)
+        width = batch["input_ids"].shape[1]
+        if batch["global_attention_mask"].shape[1] < width:
+            pad = torch.zeros(len(idx), width - batch["global_attention_mask"].shape[1], dtype=torch.long)
+            batch["global_attention_mask"] = torch.cat([batch["global_attention_mask"], pad], dim=1)
     if token_types:
         batch["token_type_ids"] = _pad([feats.token_type_ids[i] for i in idx], 0)
     if with_labels:
@@ -125,22 +133,25 @@ def train(feats: WindowFeatures, cfg: TrainConfig, out_dir: Path, fingerprint: d
     while len(order) < cfg.max_steps * cfg.batch_size:
         order += torch.randperm(len(feats), generator=gen).tolist()
     step = 0
+    losses: list[float] = []  # kept in checkpoints, so a resumed run reports the same final loss
     if resume is not None:
         state = torch.load(resume / "state.pt", weights_only=False)
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         torch.set_rng_state(state["torch_rng"])
         step = state["step"]
+        losses = list(state.get("losses", []))
         log.info("resumed from %s (step %d of %d)", resume, step, cfg.max_steps)
 
     model.train()
     types = accepts_token_types(model)
-    tokens, t0, losses = 0, time.perf_counter(), []
+    tokens, t0 = 0, time.perf_counter()
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     while step < cfg.max_steps:
         idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
-        batch = {k: v.to(device) for k, v in collate(feats, idx, tokenizer.pad_token_id, token_types=types).items()}
+        batch = {k: v.to(device) for k, v in collate(feats, idx, tokenizer.pad_token_id, token_types=types,
+                                                     global_question=cfg.global_question).items()}
         with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
             loss = model(**batch).loss
         loss.backward()
@@ -157,7 +168,7 @@ def train(feats: WindowFeatures, cfg: TrainConfig, out_dir: Path, fingerprint: d
             ckpt = out_dir / f"checkpoint-{step}"
             model.save_pretrained(ckpt)
             torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                        "torch_rng": torch.get_rng_state(), "step": step}, ckpt / "state.pt.tmp")
+                        "torch_rng": torch.get_rng_state(), "step": step, "losses": losses}, ckpt / "state.pt.tmp")
             (ckpt / "state.pt.tmp").replace(ckpt / "state.pt")  # a checkpoint counts only once complete
             for old in out_dir.glob("checkpoint-*"):
                 if old != ckpt:
@@ -177,8 +188,8 @@ def train(feats: WindowFeatures, cfg: TrainConfig, out_dir: Path, fingerprint: d
 
 
 @torch.no_grad()
-def predict_logits(model_dir: Path, feats: WindowFeatures, batch_size: int, device_name: str = "auto"
-                   ) -> tuple[list[list[float]], list[list[float]]]:
+def predict_logits(model_dir: Path, feats: WindowFeatures, batch_size: int, device_name: str = "auto",
+                   global_question: bool = False) -> tuple[list[list[float]], list[list[float]]]:
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
     device, amp_dtype = pick_device(device_name)
@@ -189,7 +200,7 @@ def predict_logits(model_dir: Path, feats: WindowFeatures, batch_size: int, devi
     for i in range(0, len(feats), batch_size):
         idx = list(range(i, min(i + batch_size, len(feats))))
         batch = {k: v.to(device) for k, v in collate(feats, idx, tokenizer.pad_token_id, with_labels=False,
-                                                     token_types=types).items()}
+                                                     token_types=types, global_question=global_question).items()}
         with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
             out = model(**batch)
         for j, k in enumerate(idx):
