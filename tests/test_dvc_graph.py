@@ -10,8 +10,22 @@ import yaml
 from pipeline.params import Params
 
 
+def _expand(stages: dict) -> dict:
+    """``foreach`` stages as DVC expands them (``name@item``), with ``${item}`` substituted."""
+    out = {}
+    for name, stage in stages.items():
+        if "foreach" not in stage:
+            out[name] = stage
+            continue
+        for item in stage["foreach"]:
+            out[f"{name}@{item}"] = yaml.safe_load(yaml.safe_dump(stage["do"]).replace("${item}", str(item)))
+    return out
+
+
 def _dvc(repo: Path) -> dict:
-    return yaml.safe_load((repo / "dvc.yaml").read_text())
+    dvc = yaml.safe_load((repo / "dvc.yaml").read_text())
+    dvc["stages"] = _expand(dvc["stages"])
+    return dvc
 
 
 def test_every_stage_runs_a_flow_module_it_depends_on(repo):
@@ -22,6 +36,16 @@ def test_every_stage_runs_a_flow_module_it_depends_on(repo):
         mod = importlib.import_module(module)
         assert hasattr(mod, "__doc__")
         assert module.replace(".", "/") + ".py" in stage["deps"], f"{name} must depend on its flow module"
+
+
+def test_foreach_items_are_the_variants_the_flow_accepts(repo):
+    """A ``foreach`` list and the flow's argparse choices must agree, or a stage fails only when it runs."""
+    from pipeline.quail.mc_model import VARIANTS
+    from pipeline.strategyqa.answering import SETTINGS
+
+    raw = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]
+    assert tuple(raw["strategyqa_qa"]["foreach"]) == SETTINGS
+    assert tuple(raw["quail_mc"]["foreach"]) == VARIANTS
 
 
 def test_stage_params_exist_in_the_model(repo):
@@ -41,8 +65,9 @@ def test_metrics_and_plots_live_under_their_folders(repo):
     for m in dvc.get("metrics", []):
         assert m.startswith("metrics/") and m.endswith(".json")
     for p in dvc.get("plots", []):
-        path = next(iter(p)) if isinstance(p, dict) else p
-        assert path.startswith("plots/")
+        key, spec = next(iter(p.items())) if isinstance(p, dict) else (p, {})
+        files = [key] if key.startswith("plots/") else [f for axis in ("x", "y") for f in spec[axis]]
+        assert files and all(f.startswith("plots/") for f in files), key
     declared = {next(iter(o)) if isinstance(o, dict) else o for s in dvc["stages"].values() for o in s.get("outs", [])}
     assert set(dvc.get("metrics", [])) <= declared
 

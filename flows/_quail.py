@@ -1,0 +1,42 @@
+"""What the QuAIL flows share: the sets from the manifest, the dev split by text, and the skip record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.benchmark_sources import read_manifest, skipped
+from pipeline.params import QuailParams
+from pipeline.quail.data import MCQuestion, load_quail
+from pipeline.quail.mc_model import split_texts
+from pipeline.runtime import get_logger, write_json
+
+
+def quail_sets(p: QuailParams) -> tuple[dict[str, list[MCQuestion]], list[MCQuestion], str | None]:
+    """``({"dev": ..., "challenge": ...}, dev training questions, skip reason)``. The challenge set is optional;
+    dev is what everything else needs."""
+    manifest = read_manifest()
+    reason = skipped(manifest, "quail_dev")
+    if reason:
+        return {}, [], reason
+    sets = {"dev": load_quail(manifest["quail_dev"]["path"])}
+    if not skipped(manifest, "quail_challenge"):
+        sets["challenge"] = load_quail(manifest["quail_challenge"]["path"])
+    else:
+        get_logger().warning("QuAIL challenge set skipped: %s", skipped(manifest, "quail_challenge"))
+    train_texts, _ = split_texts(sets["dev"], p.train_share, p.seed)
+    return sets, [q for q in sets["dev"] if q.text_id in train_texts], None
+
+
+def heldout_dev(sets: dict[str, list[MCQuestion]], train: list[MCQuestion]) -> list[MCQuestion]:
+    seen = {q.text_id for q in train}
+    return [q for q in sets["dev"] if q.text_id not in seen]
+
+
+def skip_outputs(reason: str, json_paths: list[str], text_paths: list[str] = ()) -> dict:
+    get_logger().warning("skipped: %s", reason)
+    for path in json_paths:
+        write_json(path, {"skipped": reason})
+    for path in text_paths:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(f"Skipped: {reason}\n", encoding="utf-8")
+    return {"skipped": reason}

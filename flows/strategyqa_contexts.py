@@ -1,0 +1,79 @@
+"""``strategyqa_contexts`` stage: paragraphs for the IR-Q, IR-D and ORA-P settings, for train and eval questions.
+
+Training questions are retrieved with their gold decompositions (as in the paper); eval questions with gold or
+predicted ones (``strategyqa_qa.decompositions``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from prefect import flow
+
+from flows._common import params_of, stage_main
+from pipeline.benchmark_sources import read_manifest, skipped
+from pipeline.runtime import get_logger, write_json
+from pipeline.search import make_backend
+from pipeline.strategyqa.answering import gold_ids, read_paragraphs
+from pipeline.strategyqa.data import load_predicted_decompositions, load_questions
+from pipeline.strategyqa.retrieval import mean_recall, retrieve
+
+CONTEXTS = Path("data/strategyqa_qa/contexts.json")
+METRICS = Path("metrics/strategyqa_contexts.json")
+PARAGRAPHS = Path("data/wiki/paragraphs.jsonl")
+
+
+@flow(name="strategyqa_contexts", log_prints=True)
+def strategyqa_contexts_flow(params_file: str = "params.yaml") -> dict:
+    params = params_of(params_file)
+    p = params.strategyqa_qa
+    manifest = read_manifest()
+    reason = skipped(manifest, "strategyqa_train", "strategyqa_eval")
+    if reason:
+        get_logger().warning("StrategyQA answering skipped: %s", reason)
+        write_json(CONTEXTS, {"skipped": reason})
+        write_json(METRICS, {"skipped": reason})
+        return {"skipped": reason}
+    train = load_questions(manifest["strategyqa_train"]["path"])
+    evaluation = load_questions(manifest["strategyqa_eval"]["path"])
+    backend = make_backend(params.search, Path("data/index/tantivy"))
+    eval_decomps = load_predicted_decompositions(p.predictions) if p.decompositions == "predicted" else None
+    runs = {"train": retrieve(backend, train, p.k), "eval": retrieve(backend, evaluation, p.k, eval_decomps)}
+    ranked = {setting: {part: {qid: list(hits) for qid, hits in runs[part][run].items()} for part in runs}
+              for setting, run in (("ir_q", "question"), ("ir_d", "decomposition"))}
+    needed = {pid for setting in ranked.values() for part in setting.values() for ids in part.values() for pid in ids}
+    paragraphs = read_paragraphs(PARAGRAPHS, needed)
+
+    if p.gold_paragraphs:
+        wanted = {pid for q in train + evaluation for pid in gold_ids(q)}
+        gold = read_paragraphs(p.gold_paragraphs, wanted)
+        with_gold = {part: sum(any(i in gold for i in gold_ids(q)) for q in qs)
+                     for part, qs in (("train", train), ("eval", evaluation))}
+        ora = {"source": p.gold_paragraphs, "gold_ids": len(wanted), "found": len(gold),
+               "questions_with_gold": with_gold}
+        if not with_gold["train"] or not with_gold["eval"]:
+            ora["skipped"] = f"none of the evidence paragraph ids were found in {p.gold_paragraphs}"
+    else:
+        gold = {}
+        ora = {"skipped": "no paragraph texts for StrategyQA's evidence ids: they refer to its 2020-05-11 "
+                          "Wikipedia paragraphs (strategyqa_train_paragraphs.json or the parasv2 corpus), which "
+                          "are not available offline; set strategyqa_qa.gold_paragraphs to run ORA-P"}
+    write_json(CONTEXTS, {"ranked": ranked, "paragraphs": paragraphs, "gold_paragraphs": gold, "ora_p": ora},
+               indent=None)
+    metrics = {
+        "train_questions": len(train), "eval_questions": len(evaluation), "k": p.k,
+        "eval_decompositions": p.decompositions, "backend": params.search.backend,
+        f"eval_recall@{p.k}": {s: round(mean_recall(evaluation, runs["eval"][r], p.k), 4)
+                               for s, r in (("ir_q", "question"), ("ir_d", "decomposition"))},
+        "eval_without_context": {s: sum(not ranked[s]["eval"].get(q.qid) for q in evaluation) for s in ranked},
+        "ora_p": {k: v for k, v in ora.items() if k != "source"},
+        "note": ("recall matches StrategyQA's paragraph ids ('{title}-{index}'); on a dump other than its 2020-05-11 "
+                 "one an id can match while its text differs, so only a run on that corpus gives the paper's figure"),
+    }
+    write_json(METRICS, metrics)
+    return metrics
+
+
+if __name__ == "__main__":
+    sys.exit(stage_main(strategyqa_contexts_flow))

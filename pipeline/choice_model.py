@@ -1,0 +1,54 @@
+"""Fine-tune and apply a model that picks one of a few labels: yes/no classification (StrategyQA) or one
+of four options (QuAIL). Both come out as logits ``(examples, labels)``, so training, prediction and the
+argmax are one piece of code over the shared loop in ``pipeline.finetune``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+
+from pipeline.finetune import TrainConfig, fine_tune, predict_batches
+from pipeline.pair_encoding import PairFeatures, collate_pairs
+
+Head = Literal["classification", "multiple_choice"]
+
+
+def _auto_class(head: Head):
+    from transformers import AutoModelForMultipleChoice, AutoModelForSequenceClassification
+
+    return AutoModelForSequenceClassification if head == "classification" else AutoModelForMultipleChoice
+
+
+def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choices: int, cfg: TrainConfig,
+                       out_dir: Path, fingerprint: dict[str, Any]) -> dict[str, Any]:
+    """``choices``: options per example for multiple choice; the number of classes for classification."""
+    per_row = choices if head == "multiple_choice" else 1
+    n = len(feats) // per_row
+    if n != len(labels):
+        raise ValueError(f"{n} encoded examples but {len(labels)} labels")
+
+    def make_batch(idx: list[int], tokenizer, types: bool) -> dict[str, torch.Tensor]:
+        return collate_pairs(feats, idx, tokenizer.pad_token_id, types, labels, per_row)
+
+    kwargs = {"num_labels": choices} if head == "classification" else {}
+    stats = fine_tune(_auto_class(head), n, make_batch, cfg, out_dir, fingerprint, model_kwargs=kwargs)
+    return {**stats, "train_examples": n}
+
+
+def predict_choice_logits(head: Head, model_dir: Path, feats: PairFeatures, choices: int, batch_size: int,
+                          device: str = "auto") -> list[list[float]]:
+    per_row = choices if head == "multiple_choice" else 1
+
+    def make_batch(idx: list[int], tokenizer, types: bool) -> dict[str, torch.Tensor]:
+        return collate_pairs(feats, idx, tokenizer.pad_token_id, types, None, per_row)
+
+    out: list[list[float]] = []
+    for _, result in predict_batches(_auto_class(head), model_dir, len(feats) // per_row, make_batch, batch_size, device):
+        out += result.logits.float().cpu().tolist()
+    return out
+
+
+def argmax(logits: list[list[float]]) -> list[int]:
+    return [max(range(len(row)), key=lambda i: (row[i], -i)) for row in logits]

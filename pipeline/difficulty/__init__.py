@@ -1,0 +1,1 @@
+"""Question difficulty analysis after Sugawara et al. (2022)."""

@@ -1,0 +1,137 @@
+"""The QuAIL paper's heuristic baselines: random, LongChoice, the PMI solver and the IR solver.
+
+Each ``predict_*`` returns ``{qid: option index}``. "Not enough information" is the option QuAIL puts in
+every question; the heuristics fall back to it where they find no evidence, as the paper describes.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from pipeline.quail.data import NOT_ENOUGH_INFO, MCQuestion
+from pipeline.search.analysis import ENGLISH_STOP_WORDS
+from pipeline.search.base import SearchBackend
+from pipeline.text import split_sentences
+
+_WORD = re.compile(r"\w+(?:'\w+)?")
+
+
+def nei_index(q: MCQuestion) -> int | None:
+    """The index of the "not enough information" option, if the question has one."""
+    return next((i for i, o in enumerate(q.options) if o.strip().lower().rstrip(".") == NOT_ENOUGH_INFO), None)
+
+
+def predict_random(questions: list[MCQuestion], seed: int) -> dict[str, int]:
+    rng = random.Random(seed)
+    return {q.qid: rng.randrange(len(q.options)) for q in questions}
+
+
+def unanswerable_share(training: Iterable[MCQuestion]) -> float:
+    qs = list(training)
+    return sum(q.question_type == "Unanswerable" for q in qs) / len(qs) if qs else 0.0
+
+
+def predict_longchoice(questions: list[MCQuestion], p_unanswerable: float, seed: int) -> dict[str, int]:
+    """"Not enough information" with probability ``p_unanswerable``, otherwise the longest other option
+    (in characters; the first of equally long ones)."""
+    rng = random.Random(seed)
+    out = {}
+    for q in questions:
+        nei = nei_index(q)
+        draw = rng.random()  # drawn for every question, so one question's options do not shift the others
+        if nei is not None and draw < p_unanswerable:
+            out[q.qid] = nei
+            continue
+        candidates = [i for i in range(len(q.options)) if i != nei] or list(range(len(q.options)))
+        out[q.qid] = max(candidates, key=lambda i: (len(q.options[i]), -i))
+    return out
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower())]
+
+
+def ngrams(words: list[str], max_n: int) -> set[tuple[str, ...]]:
+    """Distinct n-grams (1..max_n) that are not made only of stop words."""
+    return {tuple(words[i:i + n]) for n in range(1, max_n + 1) for i in range(len(words) - n + 1)
+            if not all(w in ENGLISH_STOP_WORDS for w in words[i:i + n])}
+
+
+class PassagePMI:
+    """PMI of n-gram pairs estimated on one passage: p(x) = count(x)/N over the N word positions, and
+    p(x, y) = (occurrence pairs of x and y starting within ``window`` words of each other)/N."""
+
+    def __init__(self, passage: str, window: int = 10, max_n: int = 3):
+        self.words = content_words(passage)
+        self.window, self.max_n = window, max_n
+        self.positions: dict[tuple[str, ...], list[int]] = defaultdict(list)
+        for n in range(1, max_n + 1):
+            for i in range(len(self.words) - n + 1):
+                self.positions[tuple(self.words[i:i + n])].append(i)
+
+    def pmi(self, x: tuple[str, ...], y: tuple[str, ...]) -> float:
+        px, py = self.positions.get(x, []), self.positions.get(y, [])
+        if not px or not py:
+            return 0.0
+        together = sum(1 for i in px for j in py if abs(i - j) <= self.window)
+        if not together:
+            return 0.0
+        n = len(self.words)
+        return math.log((together / n) / ((len(px) / n) * (len(py) / n)))
+
+    def score(self, question: str, option: str) -> float:
+        """Mean PMI over all (question n-gram, option n-gram) pairs."""
+        qg = ngrams(content_words(question), self.max_n)
+        og = ngrams(content_words(option), self.max_n)
+        if not qg or not og:
+            return 0.0
+        return sum(self.pmi(x, y) for x in qg for y in og) / (len(qg) * len(og))
+
+
+def _pick(q: MCQuestion, scores: list[float]) -> int:
+    """Best-scoring option; "not enough information" when no option scored at all."""
+    nei = nei_index(q)
+    if all(s == 0.0 for s in scores) and nei is not None:
+        return nei
+    return max(range(len(scores)), key=lambda i: (scores[i], -i))
+
+
+def predict_pmi(questions: list[MCQuestion], window: int = 10, max_n: int = 3) -> dict[str, int]:
+    cache: dict[str, PassagePMI] = {}
+    out = {}
+    for q in questions:
+        model = cache.setdefault(q.text_id, PassagePMI(q.context, window, max_n))
+        scores = [0.0 if i == nei_index(q) else model.score(q.question, o) for i, o in enumerate(q.options)]
+        out[q.qid] = _pick(q, scores)
+    return out
+
+
+def passage_sentences(context: str) -> list[str]:
+    return [s for line in context.splitlines() for s in split_sentences(line)]
+
+
+def predict_ir(questions: list[MCQuestion], make_backend: Callable[[Path], SearchBackend]) -> dict[str, int]:
+    """Per text, the search backend indexes its sentences; an option scores the top hit of
+    ``question + option`` (0 without a hit), and "not enough information" is taken when nothing matched."""
+    by_text: dict[str, list[MCQuestion]] = defaultdict(list)
+    for q in questions:
+        by_text[q.text_id].append(q)
+    out: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="quail-ir-") as tmp:
+        for text_id, qs in by_text.items():
+            backend = make_backend(Path(tmp) / text_id)
+            sentences = passage_sentences(qs[0].context)
+            backend.index({"id": f"{text_id}:{i}", "title": "", "text": s} for i, s in enumerate(sentences))
+            queries = {f"{q.qid}|{i}": f"{q.question} {o}" for q in qs for i, o in enumerate(q.options)
+                       if i != nei_index(q)}
+            run = backend.search(queries, 1)
+            for q in qs:
+                scores = [max(run.get(f"{q.qid}|{i}", {}).values(), default=0.0) for i in range(len(q.options))]
+                out[q.qid] = _pick(q, scores)
+    return out

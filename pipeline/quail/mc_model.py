@@ -1,0 +1,61 @@
+"""Inputs of the multiple-choice transformer, whole and partial (Sugawara et al. 2022 ablations).
+
+``full`` pairs the passage with question + option (as HF's ``run_swag`` pairs context and ending);
+``passage_options`` drops the question, ``question_options`` drops the passage, ``options`` keeps only the
+option. A model trained and tested on a partial input shows how far a set can be answered without it.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Literal
+
+from pipeline.pair_encoding import PairFeatures, encode_pairs
+from pipeline.quail.data import MCQuestion
+
+Variant = Literal["full", "passage_options", "question_options", "options"]
+VARIANTS: tuple[str, ...] = ("full", "passage_options", "question_options", "options")
+
+
+def pair_texts(q: MCQuestion, variant: str) -> tuple[list[str], list[str] | None]:
+    if variant == "full":
+        return [q.context] * len(q.options), [f"{q.question} {o}" for o in q.options]
+    if variant == "passage_options":
+        return [q.context] * len(q.options), list(q.options)
+    if variant == "question_options":
+        return [q.question] * len(q.options), list(q.options)
+    if variant == "options":
+        return list(q.options), None
+    raise ValueError(f"unknown input variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+
+
+def encode_questions(tokenizer, questions: list[MCQuestion], variant: str, max_len: int) -> PairFeatures:
+    n_opts = {len(q.options) for q in questions}
+    if len(n_opts) > 1:
+        raise ValueError(f"questions have different numbers of options: {sorted(n_opts)}")
+    first: list[str] = []
+    second: list[str] = []
+    for q in questions:
+        a, b = pair_texts(q, variant)
+        first += a
+        if b is not None:
+            second += b
+    return encode_pairs(tokenizer, first, second if variant != "options" else None, max_len)
+
+
+def split_texts(questions: list[MCQuestion], train_share: float, seed: int) -> tuple[set[str], set[str]]:
+    """Texts (not questions) go to train or held-out, within each domain, so no passage is in both."""
+    rng = random.Random(seed)
+    train, held = set(), set()
+    by_domain: dict[str, list[str]] = {}
+    for q in questions:
+        ids = by_domain.setdefault(q.domain, [])
+        if q.text_id not in ids:
+            ids.append(q.text_id)
+    for domain in sorted(by_domain):
+        ids = sorted(by_domain[domain])
+        rng.shuffle(ids)
+        cut = round(len(ids) * train_share)
+        train.update(ids[:cut])
+        held.update(ids[cut:])
+    return train, held

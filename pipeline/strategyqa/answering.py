@@ -1,0 +1,102 @@
+"""StrategyQA yes/no answering inputs in the paper's settings (Geva et al. 2021, Table 5 rows).
+
+- ``question_only``: the question alone (the model answers from what pre-training left in it);
+- ``ir_q``: question + the top-k paragraphs retrieved by the question;
+- ``ir_d``: question + the top-k paragraphs retrieved by the decomposition steps (merged by score);
+- ``ora_p``: question + the gold evidence paragraphs (all annotators, first-seen order), only where their
+  texts exist: StrategyQA's ids refer to its 2020-05-11 Wikipedia paragraphs, so another dump cannot stand in.
+
+Paragraphs enter in rank order as ``title: text`` and the tokenizer cuts the tail at the model's length.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+from pipeline.strategyqa.data import StrategyQuestion
+
+SETTINGS = ("question_only", "ir_q", "ir_d", "ora_p")
+
+
+def gold_ids(q: StrategyQuestion) -> list[str]:
+    """Evidence paragraph ids over all annotators and steps, each once, in first-seen order."""
+    seen: dict[str, None] = {}
+    for annotator in q.evidence:
+        for step in annotator:
+            for item in step:
+                if isinstance(item, list):
+                    for pid in item:
+                        if isinstance(pid, str):
+                            seen.setdefault(pid, None)
+    return list(seen)
+
+
+def read_paragraphs(path: str | Path, wanted: set[str]) -> dict[str, dict]:
+    """``{id: {"title", "text"}}`` for the ``wanted`` ids, streaming the file so a full dump's paragraphs
+    never sit in memory. Reads our ``paragraphs.jsonl`` (``id``, ``title``, ``text``) or StrategyQA's
+    paragraphs JSON (``{id: {"title", "content"}}``)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"paragraph file not found: {path}")
+    out: dict[str, dict] = {}
+    if path.suffix == ".json":
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(raw, dict):
+            raise ValueError(f"{path}: expected StrategyQA's {{id: {{title, content}}}} paragraphs JSON")
+        for pid in wanted & raw.keys():
+            p = raw[pid]
+            out[pid] = {"title": p.get("title", ""), "text": p.get("content", p.get("text", ""))}
+        return out
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                pid = row["id"]
+            except (json.JSONDecodeError, KeyError) as exc:
+                raise ValueError(f"{path}:{lineno}: not a paragraph line ({exc})") from None
+            if pid in wanted:
+                out[pid] = {"title": row.get("title", ""), "text": row.get("text", "")}
+    return out
+
+
+def context_text(ids: Iterable[str], paragraphs: dict[str, dict]) -> str:
+    return " ".join(f"{paragraphs[i]['title']}: {paragraphs[i]['text']}" for i in ids if i in paragraphs)
+
+
+def build_inputs(questions: list[StrategyQuestion], setting: str, ranked_ids: dict[str, list[str]] | None,
+                 paragraphs: dict[str, dict]) -> tuple[list[str], list[str] | None]:
+    """(first texts, second texts or None): the question, and the context the setting gives it."""
+    if setting not in SETTINGS:
+        raise ValueError(f"unknown setting {setting!r}; choose one of {', '.join(SETTINGS)}")
+    first = [q.question for q in questions]
+    if setting == "question_only":
+        return first, None
+    if setting == "ora_p":
+        return first, [context_text(gold_ids(q), paragraphs) for q in questions]
+    if ranked_ids is None:
+        raise ValueError(f"setting {setting} needs retrieved paragraph ids")
+    return first, [context_text(ranked_ids.get(q.qid, []), paragraphs) for q in questions]
+
+
+def labels(questions: list[StrategyQuestion]) -> list[int]:
+    missing = [q.qid for q in questions if q.answer is None]
+    if missing:
+        raise ValueError(f"{len(missing)} question(s) have no yes/no answer, e.g. {missing[:3]}")
+    return [int(bool(q.answer)) for q in questions]
+
+
+def majority_label(train_labels: list[int]) -> int:
+    """The more frequent training label; a tie goes to no (0)."""
+    counts = Counter(train_labels)
+    return 1 if counts[1] > counts[0] else 0
+
+
+def accuracy(pred: list[int], gold: list[int]) -> float:
+    if len(pred) != len(gold):
+        raise ValueError(f"{len(pred)} predictions for {len(gold)} questions")
+    return round(100.0 * sum(p == g for p, g in zip(pred, gold)) / len(gold), 2) if gold else 0.0
