@@ -10,6 +10,7 @@ autocast where supported), else CPU in float32.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import random
@@ -78,6 +79,15 @@ class TrainConfig:
     global_question: bool = False  # Longformer: global attention on the question (and its special tokens)
 
 
+def _code_hash(make_batch: BatchMaker) -> str:
+    """This loop's source and the batch maker's module: a checkpoint from other code is not resumed."""
+    h = hashlib.sha256(Path(__file__).read_bytes())
+    source = inspect.getsourcefile(make_batch)
+    if source:
+        h.update(Path(source).read_bytes())
+    return h.hexdigest()[:16]
+
+
 def _latest_checkpoint(out_dir: Path) -> Path | None:
     ckpts = sorted(out_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
     return next((c for c in reversed(ckpts) if (c / "state.pt").exists()), None)
@@ -87,13 +97,17 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
               fingerprint: dict[str, Any], model_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Train ``auto_class.from_pretrained(cfg.model_name_or_path)`` on ``n_examples`` examples, batches made
     by ``make_batch``; checkpoint into ``out_dir`` and resume when a checkpoint of the same ``fingerprint``
-    exists. ``final/`` holds the model and tokenizer."""
+    (and the same training code) exists. ``final/`` holds the model and tokenizer.
+
+    Checkpoints exist only while a run is unfinished: a completed run removes them, so running again (DVC
+    reruns a stage whose code or inputs changed) always trains from the start."""
     from transformers import AutoTokenizer, get_linear_schedule_with_warmup
 
     if n_examples == 0:
         raise ValueError("nothing to train on: 0 training examples")
     log = get_logger()
     out_dir.mkdir(parents=True, exist_ok=True)
+    fingerprint = {**fingerprint, "training_code": _code_hash(make_batch)}
     fp_path = out_dir / "fingerprint.json"
     if fp_path.exists() and json.loads(fp_path.read_text()) != fingerprint:
         log.info("training inputs changed since the last run: starting afresh")
@@ -163,6 +177,8 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
     shutil.rmtree(final, ignore_errors=True)
     model.save_pretrained(final)
     tokenizer.save_pretrained(final)
+    for ckpt in out_dir.glob("checkpoint-*"):  # finished: nothing left to resume
+        shutil.rmtree(ckpt)
     return {
         "steps": cfg.max_steps, "resumed_from_step": int(resume.name.split("-")[1]) if resume else 0,
         "final_loss": round(float(np.mean(losses[-10:])), 4) if losses else None,

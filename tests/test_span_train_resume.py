@@ -35,34 +35,52 @@ def _weights(path):
     return load_file(str(path / "final" / "model.safetensors"))
 
 
-def test_killed_training_resumes_to_the_same_weights(feats, tmp_path, monkeypatch):
-    train(feats, CFG, tmp_path / "clean", {"t": 1})
+def _die_after_checkpoint(monkeypatch):
+    """Make the third batch fail: the run stops right after checkpoint-2 was written."""
     calls = {"n": 0}
     real = train_mod.collate
 
     def dying_collate(*args, **kwargs):
         calls["n"] += 1
-        if calls["n"] == 3:  # after checkpoint-2 was written
+        if calls["n"] == 3:
             raise KeyboardInterrupt("killed")
         return real(*args, **kwargs)
 
     monkeypatch.setattr(train_mod, "collate", dying_collate)
+    return real
+
+
+def test_killed_training_resumes_to_the_same_weights(feats, tmp_path, monkeypatch):
+    clean = train(feats, CFG, tmp_path / "clean", {"t": 1})
+    assert not list((tmp_path / "clean").glob("checkpoint-*"))  # a finished run leaves nothing to resume
+    real = _die_after_checkpoint(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         train(feats, CFG, tmp_path / "resumed", {"t": 1})
     assert (tmp_path / "resumed" / "checkpoint-2" / "state.pt").exists()
     monkeypatch.setattr(train_mod, "collate", real)
     stats = train(feats, CFG, tmp_path / "resumed", {"t": 1})
     assert stats["resumed_from_step"] == 2
-    clean_again = train(feats, CFG, tmp_path / "clean", {"t": 1})  # resumes at the end: nothing left to train
-    assert clean_again["resumed_from_step"] == 4
-    assert stats["final_loss"] is not None and stats["final_loss"] == clean_again["final_loss"]
+    assert stats["final_loss"] is not None and stats["final_loss"] == clean["final_loss"]
     a, b = _weights(tmp_path / "clean"), _weights(tmp_path / "resumed")
     assert a.keys() == b.keys()
     for k in a:
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=1e-6)
 
 
-def test_changed_inputs_start_afresh(feats, tmp_path):
+def test_a_finished_run_trains_again_from_scratch_to_the_same_weights(feats, tmp_path):
     train(feats, CFG, tmp_path / "m", {"t": 1})
+    first = _weights(tmp_path / "m")
+    again = train(feats, CFG, tmp_path / "m", {"t": 1})
+    assert again["resumed_from_step"] == 0
+    second = _weights(tmp_path / "m")
+    for k in first:
+        torch.testing.assert_close(first[k], second[k], rtol=0, atol=1e-6)
+
+
+def test_a_checkpoint_from_other_inputs_is_not_resumed(feats, tmp_path, monkeypatch):
+    real = _die_after_checkpoint(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        train(feats, CFG, tmp_path / "m", {"t": 1})
+    monkeypatch.setattr(train_mod, "collate", real)
     stats = train(feats, CFG, tmp_path / "m", {"t": 2})
     assert stats["resumed_from_step"] == 0
