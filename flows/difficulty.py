@@ -26,16 +26,18 @@ NO_HUMANS = ("QuAIL publishes no per-question human accuracies (its human baseli
              "difficulty.human_accuracies to a file of them to run those parts")
 
 
-def _system_predictions(set_name: str) -> dict[str, dict[str, int]]:
-    """``{system: {qid: option}}`` from the baseline and multiple-choice stages, for one set."""
-    out: dict[str, dict[str, int]] = {}
+def _system_predictions() -> dict[str, dict[str, dict[str, int]]]:
+    """``{set: {system: {qid: option}}}`` from the baseline and multiple-choice stages, read once. The
+    baselines' ``dev`` is the whole dev set; the held-out texts are part of it."""
+    out: dict[str, dict[str, dict[str, int]]] = {"dev_heldout": {}, "challenge": {}}
     base = json.loads(Path("data/predictions/quail/baselines.json").read_text(encoding="utf-8"))
-    out.update(base.get("dev" if set_name == "dev_heldout" else set_name, {}))
+    out["dev_heldout"].update(base.get("dev", {}))
+    out["challenge"].update(base.get("challenge", {}))
     for variant in VARIANTS:
         path = Path(f"data/predictions/quail/mc_{variant}.json")
         preds = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        if set_name in preds:
-            out[f"mc_{variant}"] = preds[set_name]
+        for set_name, by_qid in preds.items():
+            out.setdefault(set_name, {})[f"mc_{variant}"] = by_qid
     return out
 
 
@@ -50,7 +52,8 @@ def difficulty_flow(params_file: str = "params.yaml") -> dict:
             fh.write(",".join(PLOT_COLUMNS) + "\n")
         return {"skipped": reason}
     questions = heldout_dev(sets, train)
-    systems = _system_predictions("dev_heldout")
+    predictions = _system_predictions()
+    systems = predictions["dev_heldout"]
     missing = [m for m in p.models if m not in systems]
     if missing:
         raise ValueError(f"difficulty.models {missing} have no predictions on the held-out dev texts")
@@ -69,7 +72,7 @@ def difficulty_flow(params_file: str = "params.yaml") -> dict:
 
     ablations = {}
     for name, qs in (("dev_heldout", questions), ("challenge", sets.get("challenge", []))):
-        preds = systems if name == "dev_heldout" else _system_predictions(name)
+        preds = predictions[name]
         rows = {v: accuracy_table(qs, preds[f"mc_{v}"]) for v in VARIANTS if f"mc_{v}" in preds and qs}
         if rows:
             ablations[name] = {v: {"all": t["all"], "by_type": t["by_type"]} for v, t in rows.items()}

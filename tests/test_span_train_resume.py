@@ -9,7 +9,8 @@ from safetensors.torch import load_file
 
 import pipeline.span_qa.train as train_mod
 from pipeline.span_qa.features import build_windows
-from pipeline.span_qa.train import TrainConfig, resolve_model_path, train
+from pipeline.finetune import TrainConfig, resolve_model_path
+from pipeline.span_qa.train import train
 
 CTX = ("The river rises in the north. It flows through the old town. Fishermen work along its banks. "
        "The water is cold in winter. Tourists visit the bridge in summer.")

@@ -63,7 +63,8 @@ def load_xml(path: Path) -> list[MCQuestion]:
         if not text_id or body is None:
             raise QuailFormatError(f"{path}: a <text> lacks its id or <text_body>")
         context = _clean(body.text)
-        for q in t.find("questions") if t.find("questions") is not None else []:
+        questions = t.find("questions")
+        for q in questions if questions is not None else []:
             answers = q.findall("a")
             qid = f"{text_id}_{q.get('id')}"
             if len(answers) < 2:

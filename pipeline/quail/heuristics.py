@@ -54,7 +54,7 @@ def predict_longchoice(questions: list[MCQuestion], p_unanswerable: float, seed:
 
 
 def content_words(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower())]
+    return _WORD.findall(text.lower())
 
 
 def ngrams(words: list[str], max_n: int) -> set[tuple[str, ...]]:
@@ -106,8 +106,10 @@ def predict_pmi(questions: list[MCQuestion], window: int = 10, max_n: int = 3) -
     cache: dict[str, PassagePMI] = {}
     out = {}
     for q in questions:
-        model = cache.setdefault(q.text_id, PassagePMI(q.context, window, max_n))
-        scores = [0.0 if i == nei_index(q) else model.score(q.question, o) for i, o in enumerate(q.options)]
+        if q.text_id not in cache:
+            cache[q.text_id] = PassagePMI(q.context, window, max_n)
+        nei = nei_index(q)
+        scores = [0.0 if i == nei else cache[q.text_id].score(q.question, o) for i, o in enumerate(q.options)]
         out[q.qid] = _pick(q, scores)
     return out
 

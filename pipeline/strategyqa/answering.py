@@ -22,16 +22,8 @@ SETTINGS = ("question_only", "ir_q", "ir_d", "ora_p")
 
 
 def gold_ids(q: StrategyQuestion) -> list[str]:
-    """Evidence paragraph ids over all annotators and steps, each once, in first-seen order."""
-    seen: dict[str, None] = {}
-    for annotator in q.evidence:
-        for step in annotator:
-            for item in step:
-                if isinstance(item, list):
-                    for pid in item:
-                        if isinstance(pid, str):
-                            seen.setdefault(pid, None)
-    return list(seen)
+    """The ORA-P paragraphs: evidence ids over all annotators and steps, each once, in first-seen order."""
+    return q.evidence_ids()
 
 
 def read_paragraphs(path: str | Path, wanted: set[str]) -> dict[str, dict]:

@@ -7,6 +7,7 @@ or the strings ``"operation"`` / ``"no_evidence"``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,15 +25,19 @@ class StrategyQuestion:
 
     def gold_paragraphs(self) -> list[set[str]]:
         """Per annotator: the union of evidence paragraph ids over all steps."""
-        out = []
-        for annotator in self.evidence:
-            ids: set[str] = set()
-            for step in annotator:
-                for item in step:
-                    if isinstance(item, list):
-                        ids.update(x for x in item if isinstance(x, str))
-            out.append(ids)
-        return out
+        return [set(_paragraph_ids(annotator)) for annotator in self.evidence]
+
+    def evidence_ids(self) -> list[str]:
+        """Every annotator's evidence paragraph ids, each once, in first-seen order."""
+        return list(dict.fromkeys(pid for annotator in self.evidence for pid in _paragraph_ids(annotator)))
+
+
+def _paragraph_ids(annotator) -> Iterator[str]:
+    """The paragraph ids of one annotator's steps, skipping "operation" and "no_evidence"."""
+    for step in annotator:
+        for item in step:
+            if isinstance(item, list):
+                yield from (x for x in item if isinstance(x, str))
 
 
 def load_questions(path: str | Path) -> list[StrategyQuestion]:
