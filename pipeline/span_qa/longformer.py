@@ -20,7 +20,8 @@ from pathlib import Path
 import torch
 
 
-def convert_to_longformer(source: str, out_dir: Path, max_pos: int = 4096, attention_window: int = 512) -> Path:
+def convert_to_longformer(source: str, out_dir: Path, max_pos: int = 4096, attention_window: int = 512,
+                          seed: int = 0) -> Path:
     from transformers import AutoConfig, AutoModel, AutoTokenizer, LongformerConfig, LongformerForQuestionAnswering
 
     src_cfg = AutoConfig.from_pretrained(source)
@@ -38,7 +39,11 @@ def convert_to_longformer(source: str, out_dir: Path, max_pos: int = 4096, atten
         attention_window=[attention_window] * src_cfg.num_hidden_layers,
         bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id, sep_token_id=tokenizer.sep_token_id,
     )
-    model = LongformerForQuestionAnswering(cfg)
+    # the QA head (and pooler) have no source weights: seed their random init so the same source gives the
+    # same checkpoint (the stage output is hashed by DVC), without touching the caller's RNG state
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = LongformerForQuestionAnswering(cfg)
     src_sd = src.state_dict()
     tgt = model.longformer
     with torch.no_grad():
