@@ -84,8 +84,8 @@ class DiscoverParams(StrictModel):
     url_prefixes: list[str] = ["www.bbc.co.uk/news/", "www.bbc.com/news/"]
     start: dt.date = dt.date(2016, 1, 1)
     end: dt.date = dt.date(2020, 12, 31)
-    article_pattern: str = r"^/news/(?:[a-z0-9]+(?:[-_][a-z0-9]+)*-)?\d{6,}$"
-    exclude_pattern: str = r"/(?:av|live|sport|in_pictures|in-pictures|newsbeat|topics|correspondents)(?:/|-|$)"
+    article_pattern: str = r"^/news/(?:(?:[a-z0-9]+(?:[-_][a-z0-9]+)*-)?\d{6,}|articles/[a-z0-9]+)$"
+    exclude_pattern: str = r"/(?:av|live|sport|in_pictures|in-pictures|topics|correspondents)(?:/|-|$)"
     limit: int | None = Field(None, ge=1, description="stop after this many article captures; null = all")
     page_size: int = Field(5000, ge=1)
 

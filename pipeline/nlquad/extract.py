@@ -1,15 +1,24 @@
-"""Article extraction from archived BBC News pages, for every template of 2014 onwards.
+"""Article extraction from archived BBC News pages, for every layout from the pre-2014 one to today's.
 
-Templates (see ``../shared/fixtures/bbc/SOURCE.md``):
-- ``story-body`` (2014 to spring 2020): body ``div.story-body__inner``; sub-headings ``h2.story-body__crosshead``;
-  bullet lists ``ul``; headline ``h1.story-body__h1``; date ``div.date[data-seconds]``.
-- ``data-component`` (2020 on; emotion ``css-*``, ``ssrcss-*`` and ``sc-*`` class families alike): ordered
-  blocks ``[data-component=text-block]``, ``crosshead-block`` / ``subheadline-block`` (sub-headings),
-  ``unordered-list-block`` (bullets); headline ``headline-block h1`` or ``h1#main-heading``; date ``time[datetime]``.
+Layouts (see ``../shared/fixtures/bbc/SOURCE.md``):
+- ``cream`` (to ~2014): body ``div.story-body`` with ``p`` children; sub-headings ``span.cross-head``;
+  headline ``h1.story-header``; date ``meta[name=OriginalPublicationDate]``; boxouts ``div.story-feature``.
+- ``story-body`` (A, 2014 to spring 2020): body ``div.story-body__inner``; sub-headings
+  ``h2.story-body__crosshead``; bullets ``ul``; headline ``h1.story-body__h1``; date ``div.date[data-seconds]``.
+- ``data-component`` (B1 ``css-*``, B2 ``ssrcss-*``, B3 ``sc-*``; 2020 on): ordered blocks inside
+  ``<article>``: ``text-block``, ``crosshead-block`` / ``subheadline-block`` (sub-headings),
+  ``unordered-list-block`` (bullets); headline ``headline-block h1`` or ``h1#main-heading``.
 
-Only the article body is walked; media, captions, adverts, share tools, related links and tag lists sit in
-blocks or elements the walk skips, and hyperlinks contribute their text. Non-articles (video, live,
-picture galleries, section fronts, sport) are rejected with a reason rather than silently dropped.
+Whether a page is an article is decided by what it holds (a headline and a body of paragraphs). The URL
+only rejects what is certainly not an article: video (``/av/``), live pages, picture galleries, topic
+pages, sport, section fronts (a last path segment without an id), and hosts other than BBC's.
+
+Furniture never enters the text: boxouts and pull-outs, captions, media and social embeds, bylines,
+"Follow X on Twitter", promo paragraphs and lists ("LABEL: link", link-only items), promo boxes opened
+by a heading such as "Find out more" or "You may also be interested in" (to the next separator line or
+real sub-heading), trailing all-italic editorial notes (author bios, calls for pictures), cookie banners,
+related/most-read lists. The date is the first publication (schema.org ``datePublished`` where present:
+the later layouts' ``<time>`` shows the last update), in UTC.
 
     python -m pipeline.nlquad.extract PAGE.html [PAGE.html ...]
 """
@@ -20,6 +29,8 @@ import datetime as dt
 import json
 import re
 import sys
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -28,11 +39,44 @@ from bs4 import BeautifulSoup, SoupStrainer, Tag
 from bs4.filter import ElementFilter
 
 _WS = re.compile(r"\s+")
+BBC_DOMAINS = ("bbc.co.uk", "bbc.com")
+# Certainly not an article, whatever the page holds.
 NON_ARTICLE_PATHS = (
-    ("/av/", "video"), ("/live/", "live"), ("/in_pictures", "in_pictures"), ("/in-pictures", "in_pictures"),
-    ("/sport/", "sport"), ("/newsbeat", "newsbeat"), ("/topics/", "index"),
+    ("/av/", "video"), ("/video_and_audio/", "video"), ("/live/", "live"), ("/in_pictures", "in_pictures"),
+    ("/in-pictures", "in_pictures"), ("/sport/", "sport"), ("/topics/", "index"),
 )
+_NEWS_PATH = re.compile(r"^/(?:news|newsbeat)(?:/|$)")
+_OLD_NEWS_PATH = re.compile(r"^/\d/hi/.*\d+\.stm$")  # news.bbc.co.uk before 2011
+_ARTICLES_ID = re.compile(r"/articles/[a-z0-9]+$")
 HEADING_BLOCKS = ("crosshead-block", "subheadline-block")
+LIST_BLOCKS = ("unordered-list-block", "ordered-list-block")
+
+# Headings that open a promo box, not a section of the article.
+_FURNITURE_HEADING = re.compile(
+    r"^(?:find out more|you (?:may|might) (?:also )?(?:be interested in|like)|related(?: \w+){0,2}|"
+    r"more on this(?: story| topic)?|read more(?: about.*)?|top stories|most (?:read|watched|popular)|features|"
+    r"elsewhere on the bbc|around the bbc|share this(?: \w+)?|get in touch|have your say|follow (?:us|bbc).*|"
+    r"watch|listen|video|also in the news|more from .*|explore more|latest updates?|bbc news services)[\s:.]*$",
+    re.IGNORECASE)
+# Whole paragraphs that are page furniture, wherever they sit.
+_FURNITURE_TEXT = re.compile(
+    r"^(?:media playback is unsupported on your device|image (?:copyright|caption|source)|media caption|"
+    r"share this with|copy this link|read more about these links|related topics|more on this story|"
+    r"the bbc is not responsible for the content of external|let us know you agree to cookies|"
+    r"we use cookies to give you the best online experience|you may also be interested in)",
+    re.IGNORECASE)
+_BYLINE = re.compile(r"^By [A-Z][^.!?]*$")
+_FOLLOW = re.compile(r"^Follow\b.{0,80}\b(?:on|at)\b\s*(?:Twitter|X|Facebook|Instagram|Bluesky|Threads)\b", re.I)
+_PROMO_LABELS = {"read more", "more", "see also", "also", "related", "watch", "listen", "video", "find out more",
+                 "read", "full story", "in pictures", "explainer", "analysis", "live"}
+# Containers inside a story body that never hold article text (story-body and cream layouts).
+_SKIP_TAGS = frozenset({"aside", "figure", "figcaption", "form", "nav", "footer", "header", "script", "style",
+                        "noscript", "iframe", "svg", "button", "object", "video", "audio", "h1", "table"})
+_SKIP_CLASS = re.compile(
+    r"pullout|contact-form|social-embed|media-|mpu-ad|bbccom_|idt2|include|embed|story-feature|share|byline|"
+    r"related|caption|off-screen|videoinstory|comment-introduction|story-date|mini-info|story-more|tags-|"
+    r"(?:^|\s)quote",
+    re.IGNORECASE)
 
 
 @dataclass
@@ -67,21 +111,32 @@ def text_of(el: Tag) -> str:
     return clean(el.get_text(""))
 
 
+def is_bbc_host(netloc: str) -> bool:
+    """On a dot boundary: ``evilbbc.co.uk`` and ``bbc.co.uk.example.com`` are not the BBC."""
+    host = netloc.rsplit("@", 1)[-1].split(":", 1)[0].lower().rstrip(".")
+    return any(host == d or host.endswith("." + d) for d in BBC_DOMAINS)
+
+
 def path_rejection(url: str | None) -> str | None:
-    """Reject by URL before parsing: cheap, and the archive's URL is the most reliable signal."""
+    """Reject by URL only what is certainly not an article; every other page is judged by its content."""
     if not url:
         return None
     parts = urlsplit(url if "://" in url else "http://" + url)
-    path = parts.path.rstrip("/") or "/"
-    if not parts.netloc.endswith(("bbc.co.uk", "bbc.com")):
+    path = parts.path.rstrip("/").lower() or "/"
+    if not is_bbc_host(parts.netloc):
         return "not_bbc"
     for needle, reason in NON_ARTICLE_PATHS:
         if needle in path + "/":
             return reason
-    if not path.startswith("/news"):
+    if path.startswith("/sport"):
+        return "sport"
+    if _OLD_NEWS_PATH.match(path):
+        return None
+    if not _NEWS_PATH.match(path):
         return "not_news"
-    if not re.search(r"\d{6,}$", path):
-        return "index"
+    last = path.rsplit("/", 1)[-1]
+    if not any(ch.isdigit() for ch in last) and not _ARTICLES_ID.search(path):
+        return "index"  # a section front: /news, /news/world/europe, /news/newsbeat
     return None
 
 
@@ -111,7 +166,7 @@ def _absolute_news_link(href: str | None, base: str | None) -> str | None:
         return None
     absolute = urljoin(base or "https://www.bbc.co.uk/", href)
     parts = urlsplit(absolute)
-    if not parts.netloc.endswith(("bbc.co.uk", "bbc.com")) or path_rejection(absolute):
+    if not is_bbc_host(parts.netloc) or path_rejection(absolute):
         return None
     return f"{parts.scheme}://{parts.netloc}{parts.path}"
 
@@ -121,85 +176,197 @@ def _meta(soup: BeautifulSoup, prop: str) -> str | None:
     return el.get("content") if el and el.get("content") else None
 
 
-def _story_body(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bool:
-    inner = soup.select_one("div.story-body__inner") or soup.select_one('div.story-body [property="articleBody"]')
-    if inner is None:
-        return False
-    ex.template = "story-body"
-    h1 = soup.select_one("h1.story-body__h1") or soup.find("h1")
-    ex.title = text_of(h1) if h1 else None
-    date = soup.select_one("div.date[data-seconds]")
-    if date is not None:
-        ex.date = dt.datetime.fromtimestamp(int(date["data-seconds"]), tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    body = _BodyBuilder(ex, base)
-    for el in inner.find_all(["p", "h2", "ul", "ol"], recursive=False):
-        if el.name == "h2":
-            body.heading(text_of(el))
-        elif el.name in ("ul", "ol"):
-            body.add(el, el.find_all("li", recursive=False), is_list=True)
+# ------------------------------------------------------------------------------------------------ blocks
+
+@dataclass
+class _Block:
+    """One unit of a story body in document order: what the body builder consumes, for every layout."""
+
+    kind: str  # heading | para | list | separator
+    el: Tag | None = None
+    text: str = ""
+
+
+def _is_separator_image(el: Tag) -> bool:
+    """BBC's "Presentational grey line" image closes an in-body box in every layout since 2016."""
+    for img in el.find_all("img"):
+        label = f"{img.get('alt') or ''} {img.get('src') or ''}".lower()
+        if "grey line" in label or "grey_line" in label or "presentational line" in label:
+            return True
+    return False
+
+
+def _skip_container(el: Tag) -> bool:
+    if el.name in _SKIP_TAGS:
+        return True
+    cls = " ".join(el.get("class") or [])
+    return bool(cls) and bool(_SKIP_CLASS.search(cls))
+
+
+def _walk_story(children: Iterable[object], heading: re.Pattern[str]) -> Iterator[_Block]:
+    """The story-body and cream layouts: paragraphs, lists and cross-heads at any depth (a wrapper div
+    must not hide body paragraphs), never entering boxouts, media, forms or embeds."""
+    for child in children:
+        if not isinstance(child, Tag):
+            continue
+        if child.name == "hr" or (child.name in ("figure", "div") and _is_separator_image(child)):
+            yield _Block("separator")
+            continue
+        if heading.match(_tag_key(child)):
+            yield _Block("heading", child, text_of(child))
+            continue
+        if _skip_container(child):
+            continue
+        if child.name == "p":
+            inner = [c for c in child.find_all(True) if heading.match(_tag_key(c))]
+            if inner:  # cream: <p><span class="cross-head">…</span></p>
+                yield _Block("heading", inner[0], text_of(inner[0]))
+                continue
+            yield _Block("para", child)
+        elif child.name in ("ul", "ol"):
+            yield _Block("list", child)
+        elif child.name in ("h2", "h3", "h4"):
+            continue  # a heading of something else (a box title outside the cross-head classes)
         else:
-            body.add(el, [el], is_list=False)
-    body.finish()
-    return True
+            yield from _walk_story(child.children, heading)
+
+
+def _tag_key(el: Tag) -> str:
+    return f"{el.name}.{'.'.join(el.get('class') or [])}"
+
+
+_STORY_HEADING = re.compile(r"^(?:h2|h3)(?:$|\..*(?:crosshead|sub-heading|cross-head))|^h2\.?$")
+_CREAM_HEADING = re.compile(r"^(?:span|h2|h3|strong|b)\..*cross-?head")
+
+
+def _walk_data_component(article: Tag) -> Iterator[_Block]:
+    for block in article.find_all(attrs={"data-component": True}):
+        if block.find_parent(attrs={"data-component": True}) is not None:
+            continue  # nested block: handled by its container
+        kind = block.get("data-component")
+        if kind in HEADING_BLOCKS:
+            yield _Block("heading", block, text_of(block.find(["h2", "h3"]) or block))
+        elif kind == "text-block":
+            paras = block.find_all("p")
+            for p in paras or [block]:
+                yield _Block("para", p)
+        elif kind in LIST_BLOCKS:
+            yield _Block("list", block)
+        elif kind == "image-block" and _is_separator_image(block):
+            yield _Block("separator")
+        # media, byline, links, tags, ads, embeds: not body text
+
+
+# --------------------------------------------------------------------------------------------- filtering
+
+def _text_inside(el: Tag, names: tuple[str, ...]) -> tuple[str, str]:
+    """(text inside any of the ``names`` tags, text outside them), within ``el``."""
+    inside, outside = [], []
+    for s in el.find_all(string=True):
+        wrapped = False
+        for parent in s.parents:
+            if parent is el:
+                break
+            if parent.name in names:
+                wrapped = True
+                break
+        (inside if wrapped else outside).append(str(s))
+    return clean("".join(inside)), clean("".join(outside))
+
+
+def is_promo(el: Tag) -> bool:
+    """A paragraph or item that only points elsewhere: one or more links and, outside them, nothing or a
+    label ("READ MORE:", "A SIMPLE GUIDE:", "Watch:")."""
+    anchors = el.find_all("a")
+    if not anchors or not text_of(el):
+        return False
+    rest = _text_inside(el, ("a",))[1].strip(" :-|–—").strip()
+    if not rest:
+        return True
+    if len(rest.split()) > 6:
+        return False
+    letters = [c for c in rest if c.isalpha()]
+    return bool(letters) and (all(c.isupper() for c in letters) or rest.lower() in _PROMO_LABELS)
+
+
+def _is_italic_note(el: Tag) -> bool:
+    """All of the paragraph's words outside links are in <i>/<em>: an editorial note (author bio, call for
+    pictures)."""
+    italic = _text_inside(el, ("i", "em"))[0]
+    return bool(italic) and not _text_inside(el, ("i", "em", "a"))[1]
+
+
+def is_furniture_text(text: str, el: Tag | None = None) -> bool:
+    if _FURNITURE_TEXT.match(text):
+        return True
+    if _BYLINE.match(text) and len(text.split()) <= 12:
+        return True
+    return el is not None and bool(el.find("a")) and bool(_FOLLOW.match(text)) and len(text.split()) <= 12
 
 
 class _BodyBuilder:
-    """Sections in document order; a section is a bullet list when list items outnumber paragraphs."""
+    """Sections in document order from a block stream, with promo boxes and trailing notes removed.
+
+    A section is a bullet list when list items outnumber paragraphs. A heading that opens a promo box
+    ("Find out more") starts skipping until a separator line or the next real sub-heading; text after a
+    separator goes on in the section that was open before the box. A heading with nothing under it before
+    the next one (a listicle's group title) is not a section."""
 
     def __init__(self, ex: Extraction, base: str | None):
         self.ex, self.base = ex, base
         self.tally: list[list[int]] = []  # per section: [paragraphs, list items]
+        self.italic: list[list[bool]] = [[]]  # per container (intro, then each section): trailing notes
+        self.skipping = False
+
+    def feed(self, blocks: Iterator[_Block]) -> None:
+        for block in blocks:
+            if block.kind == "heading":
+                self.heading(block.text)
+            elif block.kind == "separator":
+                self.skipping = False
+            elif not self.skipping and block.el is not None:
+                if block.kind == "list":
+                    self.add(block.el, block.el.find_all("li"), is_list=True)
+                else:
+                    self.add(block.el, [block.el], is_list=False)
+        self.finish()
 
     def heading(self, text: str) -> None:
+        if not text or _FURNITURE_HEADING.match(text):
+            self.skipping = bool(text)
+            return
+        self.skipping = False
         self.ex.sections.append(Section(heading=text, paragraphs=[]))
         self.tally.append([0, 0])
+        self.italic.append([])
 
     def add(self, container: Tag, parts: list[Tag], is_list: bool) -> None:
-        texts = [t for t in (text_of(x) for x in parts if not _is_link_only(x)) if t]
-        if not texts:
+        kept = [(text_of(x), x) for x in parts if not is_promo(x)]
+        kept = [(t, x) for t, x in kept if t and not is_furniture_text(t, x)]
+        if not kept:
             return
         _collect_links(container, self.ex, self.base)
-        if not self.ex.sections:
-            self.ex.intro.extend(texts)
-            return
-        self.ex.sections[-1].paragraphs.extend(texts)
-        self.tally[-1][1 if is_list else 0] += len(texts)
+        target = self.ex.sections[-1].paragraphs if self.ex.sections else self.ex.intro
+        target.extend(t for t, _ in kept)
+        self.italic[-1].extend(_is_italic_note(x) for _, x in kept)
+        if self.ex.sections:
+            self.tally[-1][1 if is_list else 0] += len(kept)
 
     def finish(self) -> None:
-        for section, (paras, items) in zip(self.ex.sections, self.tally, strict=True):
-            section.bullet = items > paras
-
-
-def _is_link_only(el: Tag) -> bool:
-    """A paragraph or item that is nothing but one link: an inline 'related story' promo, not prose."""
-    anchors = el.find_all("a")
-    return len(anchors) == 1 and text_of(anchors[0]) == text_of(el) != ""
-
-
-def _data_component(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bool:
-    blocks = soup.select("[data-component]")
-    if not any(b.get("data-component") == "text-block" for b in blocks):
-        return False
-    ex.template = "data-component"
-    h1 = soup.select_one('[data-component="headline-block"] h1') or soup.select_one("h1#main-heading")
-    ex.title = text_of(h1) if h1 else None
-    time_el = soup.find("time", attrs={"datetime": True}) or soup.find("time", attrs={"dateTime": True})
-    if time_el is not None:
-        ex.date = time_el.get("datetime") or time_el.get("dateTime")
-    body = _BodyBuilder(ex, base)
-    for block in blocks:
-        kind = block.get("data-component")
-        if block.find_parent(attrs={"data-component": True}) is not None:
-            continue  # nested block: handled by its container
-        if kind in HEADING_BLOCKS:
-            body.heading(text_of(block.find(["h2", "h3"]) or block))
-        elif kind == "text-block":
-            body.add(block, block.find_all("p") or [block], is_list=False)
-        elif kind == "unordered-list-block":
-            body.add(block, block.find_all("li"), is_list=True)
-        # image, media, byline, links and tag-list blocks are not body text
-    body.finish()
-    return True
+        target = self.ex.sections[-1].paragraphs if self.ex.sections else self.ex.intro
+        flags = self.italic[-1]
+        while target and flags and flags[-1]:
+            target.pop()
+            flags.pop()
+            if self.ex.sections:
+                self.tally[-1][0] = max(0, self.tally[-1][0] - 1)
+        kept_sections, kept_tally = [], []
+        for section, tally in zip(self.ex.sections, self.tally, strict=True):
+            if section.paragraphs:
+                section.bullet = tally[1] > tally[0]
+                kept_sections.append(section)
+                kept_tally.append(tally)
+        self.ex.sections = kept_sections
 
 
 def _collect_links(el: Tag, ex: Extraction, base: str | None) -> None:
@@ -209,22 +376,104 @@ def _collect_links(el: Tag, ex: Extraction, base: str | None) -> None:
             ex.links.append(link)
 
 
+# ------------------------------------------------------------------------------------------------ layouts
+
+def _data_component(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bool:
+    first = soup.find(attrs={"data-component": "text-block"})
+    if first is None:
+        return False
+    article = first.find_parent("article") or first.find_parent("main") or soup
+    ex.template = "data-component"
+    h1 = (article.select_one('[data-component="headline-block"] h1') or soup.select_one("h1#main-heading")
+          or article.find("h1"))
+    ex.title = text_of(h1) if h1 else None
+    _BodyBuilder(ex, base).feed(_walk_data_component(article))
+    return True
+
+
+def _story_body(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bool:
+    candidates = soup.select("div.story-body__inner") or soup.select('div.story-body [property="articleBody"]')
+    if not candidates:
+        return False
+    # A page can hold a second story-body__inner (a contact form): the body is the one with most prose.
+    inner = max(candidates, key=lambda c: sum(len(text_of(p)) for p in c.find_all("p")))
+    ex.template = "story-body"
+    h1 = soup.select_one("h1.story-body__h1") or soup.find("h1")
+    ex.title = text_of(h1) if h1 else None
+    # A stray </div> in an embed closes the body early in some captures: the rest of the story then
+    # follows the inner div as its siblings (in well-formed pages nothing does).
+    _BodyBuilder(ex, base).feed(_walk_story(chain(inner.children, inner.next_siblings), _STORY_HEADING))
+    return True
+
+
+def _cream(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bool:
+    body = next((d for d in soup.select("div.story-body") if d.find("p", recursive=False)), None)
+    if body is None:
+        return False
+    ex.template = "cream"
+    h1 = body.select_one("h1.story-header") or soup.find("h1")
+    ex.title = text_of(h1) if h1 else None
+    _BodyBuilder(ex, base).feed(_walk_story(body.children, _CREAM_HEADING))
+    return True
+
+
+# --------------------------------------------------------------------------------------------------- dates
+
+def _utc(value: str | None) -> str | None:
+    """ISO 8601 (with offset, 'Z' or naive = UTC) or 'YYYY/MM/DD HH:MM:SS' to ``YYYY-MM-DDTHH:MM:SSZ``."""
+    if not value or not isinstance(value, str):
+        return None
+    text = value.strip().replace("/", "-").replace("Z", "+00:00")
+    try:
+        stamp = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=dt.timezone.utc)
+    try:
+        return stamp.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, ValueError):
+        return None
+
+
 def _ld_json_date(soup: BeautifulSoup) -> str | None:
-    """schema.org ``datePublished``: the date of record when the page shows no ``<time>``."""
+    """schema.org ``datePublished``: the first publication, where ``<time>`` may show the last update."""
     for script in soup.find_all("script", attrs={"type": "application/ld+json"}):
         try:
             data = json.loads(script.get_text() or "null")
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             continue
-        for item in data if isinstance(data, list) else [data]:
-            if isinstance(item, dict) and isinstance(item.get("datePublished"), str):
-                return item["datePublished"]
+        items = data if isinstance(data, list) else [data]
+        if isinstance(data, dict) and isinstance(data.get("@graph"), list):
+            items = data["@graph"]
+        for item in items:
+            if isinstance(item, dict):
+                date = _utc(item.get("datePublished"))
+                if date:
+                    return date
     return None
 
 
+def _seconds_date(soup: BeautifulSoup) -> str | None:
+    el = soup.select_one("div.date[data-seconds]")
+    try:
+        return dt.datetime.fromtimestamp(int(el["data-seconds"]), tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+
+
+def _page_date(soup: BeautifulSoup) -> str | None:
+    time_el = soup.find("time", attrs={"datetime": True}) or soup.find("time", attrs={"dateTime": True})
+    return (_ld_json_date(soup) or _seconds_date(soup) or _utc(_meta(soup, "OriginalPublicationDate"))
+            or (_utc(time_el.get("datetime") or time_el.get("dateTime")) if time_el is not None else None))
+
+
+# ----------------------------------------------------------------------------------------------------- page
+
 def extract_page(html: str | bytes, url: str | None = None, min_words: int = 20) -> Extraction:
-    """Extract one page. ``url`` is the captured URL (it decides video/live/index rejections); a body of
-    fewer than ``min_words`` words is rejected as ``too_short``."""
+    """Extract one page. ``url`` is the captured URL (it decides video/live/section-front rejections);
+    a page without an article body is rejected as ``no_article_body``, one without a headline as
+    ``no_headline``, a body of fewer than ``min_words`` words as ``too_short``."""
     ex = Extraction(url=url)
     reason = path_rejection(url)
     if reason:
@@ -238,11 +487,10 @@ def extract_page(html: str | bytes, url: str | None = None, min_words: int = 20)
         ex.rejected = canon_reason
         return ex
     base = ex.canonical_url or url
-    if not (_story_body(soup, ex, base) or _data_component(soup, ex, base)):
+    if not (_data_component(soup, ex, base) or _story_body(soup, ex, base) or _cream(soup, ex, base)):
         ex.rejected = "no_article_body"
         return ex
-    if not ex.date:
-        ex.date = _ld_json_date(soup)
+    ex.date = _page_date(soup)
     if not ex.title:
         ex.rejected = "no_headline"
     elif sum(len(p.split()) for p in ex.intro + [q for s in ex.sections for q in s.paragraphs]) < min_words:
