@@ -10,7 +10,7 @@ from pipeline.span_qa.metrics import (
     exact_match,
     f1,
     iou_positions,
-    iou_string_search,
+    iou_script,
     normalize_answer,
     rouge,
 )
@@ -51,15 +51,65 @@ def test_f1_positive_but_iou_zero_like_figure_5():
     assert iou_positions(CTX, pred, gold) == 0.0
 
 
-def test_string_search_iou_differs_when_the_text_repeats():
-    gold = span("The cat", 1)                         # the second "The cat" (tokens 12-13)
-    pred = span("The cat", 1)
-    assert iou_positions(CTX, pred, gold) == 1.0
-    assert iou_string_search(CTX, "The cat", "The cat") == 1.0  # both resolve to the first occurrence
-    off = span("cat ate the")                         # tokens 13-15
-    assert iou_positions(CTX, off, gold) == pytest.approx(1 / 4)  # {13} / {12,13,14,15}
-    # string search finds the gold text "The cat" at its first occurrence (tokens 0-1): no overlap at all
-    assert iou_string_search(CTX, "cat ate the", CTX[gold[0]:gold[1]]) == 0.0
+def _literal_script_iou(context: str, gold: str, prediction: str) -> float:
+    """The authors' procedure transcribed literally (character-index sets, sorted lists), to check the
+    interval arithmetic of ``iou_script`` against: same inputs, same number."""
+    from nltk.tokenize import word_tokenize
+
+    def jaccard(pred: str) -> float:
+        text = " ".join(word_tokenize(context)).lower()
+        g = " ".join(word_tokenize(gold)).lower()
+        p = " ".join(word_tokenize(pred)).lower()
+
+        def chars(piece: str) -> set[int]:
+            if piece == "":
+                return set()
+            start, end = text.find(piece), len(text) - text[::-1].find(piece[::-1])
+            return set() if start == -1 or end == -1 else set(range(start, end))
+
+        inter, union = sorted(chars(p) & chars(g)), sorted(chars(p) | chars(g))
+        n_i = len(word_tokenize(text[inter[0]:inter[-1] + 1] if inter else ""))
+        n_u = len(word_tokenize(text[union[0]:union[-1] + 1] if union else ""))
+        return 1.0 if n_i == 0 and n_u == 0 else n_i / n_u
+
+    pred = prediction.strip()
+    score = jaccard(pred)
+    return jaccard(pred[0:-5]) if score == 0 else score
+
+
+CLITICS = "It's the end. Isn't it?"
+#  whitespace tokens: It's | the | end. | Isn't | it?                       (5)
+#  NLTK tokens, lower-cased: it 's the end . is n't it ?                     (9)
+
+
+def test_script_iou_counts_nltk_tokens_not_whitespace_tokens():
+    gold, pred = "It's the end.", "the end. Isn't it?"
+    g, p = (0, len(gold)), (CLITICS.index(pred), len(CLITICS))
+    assert iou_positions(CLITICS, p, g) == pytest.approx(2 / 5)  # {the, end.} / all 5 whitespace tokens
+    assert iou_script(CLITICS, pred, gold) == pytest.approx(3 / 9)  # {the, end, .} / all 9 NLTK tokens
+    assert iou_script(CLITICS, pred, gold) == _literal_script_iou(CLITICS, gold, pred)
+
+
+def test_script_iou_is_case_blind_and_spans_first_to_last_occurrence():
+    ctx = "The cat sat. The dog ran. The cat sat."
+    gold = "The dog ran."
+    # the prediction is the third sentence; the script's span for "the cat sat ." runs from its first
+    # occurrence to the end of its last, so it covers the whole document and contains the gold answer
+    pred_span = (ctx.rindex("The cat sat."), len(ctx))
+    assert iou_positions(ctx, pred_span, (13, 25)) == 0.0
+    assert iou_script(ctx, "The cat sat.", gold) == pytest.approx(4 / 12)
+    assert iou_script(ctx, "THE DOG RAN.", gold) == 1.0
+
+
+def test_script_iou_empty_answers_and_the_five_character_retry():
+    ctx = "The cat sat. The dog ran."
+    assert iou_script(ctx, "", "") == 1.0  # both empty
+    assert iou_script(ctx, "", "The dog ran.") == 0.0  # nothing predicted: the retry is empty too
+    # not in the document as predicted; cutting the last 5 characters ("XYZZY") finds it
+    assert iou_script(ctx, "The dog ran. XYZZY", "The dog ran.") == 1.0
+    assert iou_script(ctx, "The dog ran. XYZZYXX", "The dog ran.") == 0.0  # 5 characters are not enough
+    for pred in ("The dog ran. XYZZY", "dog ran. The", "cat", "sat. The dog"):
+        assert iou_script(ctx, pred, "The dog ran.") == _literal_script_iou(ctx, "The dog ran.", pred)
 
 
 def test_rouge():
@@ -111,3 +161,41 @@ def test_windows_move_by_sentence_and_baselines_pick_spans():
     assert preds["last_window"]["q0"]["text"] == "park. The cat ate the fish."  # the last 6 words
     for p in preds["random_window"].values():
         assert CTX[p["start"]:p["end"]] == p["text"]
+
+
+def test_script_iou_equals_the_literal_procedure_on_a_real_article(shared):
+    """120 seeded prediction/gold pairs cut from a real BBC article (word-aligned and ragged cuts, spans that
+    overlap, nest, repeat or miss): the interval arithmetic equals the character-set transcription."""
+    import random
+
+    from pipeline.nlquad.extract import extract_page
+
+    ex = extract_page((shared / "fixtures/bbc/bbc_2022-10-10_explainers-63159607.html").read_bytes(),
+                      "https://www.bbc.com/news/explainers-63159607")
+    ctx = " ".join(ex.intro + [p for s in ex.sections for p in s.paragraphs])
+    rng = random.Random(13)
+    for _ in range(120):
+        a, b = sorted(rng.sample(range(len(ctx)), 2))
+        c, d = sorted(rng.sample(range(len(ctx)), 2))
+        gold = ctx[a:b] if rng.random() < 0.5 else ctx[ctx.rfind(" ", 0, a) + 1:ctx.find(" ", b) % len(ctx)]
+        pred = ctx[c:d] if rng.random() < 0.8 else ctx[c:d] + " no such words"
+        assert iou_script(ctx, pred, gold) == pytest.approx(_literal_script_iou(ctx, gold, pred), abs=0), (pred, gold)
+
+
+def test_punkt_data_installs_offline_and_its_absence_is_named(tmp_path, monkeypatch):
+    import nltk
+
+    from pipeline.span_qa import punkt_data
+
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
+    with pytest.raises(punkt_data.PunktDataMissing, match="make setup"):
+        punkt_data.ensure()
+    target = punkt_data.install(tmp_path)
+    assert sorted(p.name for p in target.iterdir()) == sorted(punkt_data.FILES)
+    punkt_data.ensure()
+    from nltk.tokenize import word_tokenize
+
+    assert word_tokenize("Mr. Smith isn't here. He left.") == ["Mr.", "Smith", "is", "n't", "here", ".", "He",
+                                                               "left", "."]
+    punkt_data.install(tmp_path)  # again, over the first: replaced whole
+    assert sorted(p.name for p in target.parent.iterdir()) == ["english"]

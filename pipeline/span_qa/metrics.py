@@ -6,10 +6,14 @@
   in the document, counted in whitespace tokens. Unlike F1 it cannot be earned by predicting words that
   also occur in the answer elsewhere in the document (F1 > 0 with IoU = 0 is possible, as in the paper's
   Figure 5).
-- ``iou_string_search``: what the original NLQuAD script does: it recovers both spans by searching their
-  text in the document (first occurrence), then takes the IoU of those positions. It agrees with the
-  positional IoU unless a span's text occurs more than once and the prediction is not the first occurrence;
-  both are reported so the difference is visible.
+- ``iou_script``: exactly the procedure of the authors' ``Evaluation_Metrics/evaluation_metrics.py``
+  (ASoleimaniB/NLQuAD), which produced the paper's IoU figures: context, gold and prediction are each
+  ``nltk.word_tokenize``d, joined by spaces and lower-cased (punctuation and clitics are tokens); a span is
+  found by text search, from the start of its first occurrence to the end of its last; the intersection and
+  the union (from the lowest to the highest character either span covers) are re-tokenised and counted;
+  two empty spans score 1; a score of 0 is retried once with the prediction's last 5 characters cut off.
+  It differs from ``iou`` where a text repeats in the document, where tokenisation differs from whitespace,
+  and through the retry; both are reported so the difference is visible.
 - ROUGE-1/2/L F-measure from ``rouge-score`` (no stemming, its default tokenizer).
 """
 
@@ -22,7 +26,10 @@ import string
 from collections.abc import Iterable
 from typing import Any
 
+from nltk.tokenize import word_tokenize
 from rouge_score import rouge_scorer
+
+from pipeline.span_qa.punkt_data import ensure as ensure_punkt_data
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCT = set(string.punctuation)
@@ -76,19 +83,43 @@ def iou_positions(context: str, pred_span: tuple[int, int], gold_span: tuple[int
     return iou(token_positions(offsets, *pred_span), token_positions(offsets, *gold_span))
 
 
-def iou_string_search(context: str, pred_text: str, gold_text: str,
-                      offsets: list[tuple[int, int]] | None = None) -> float:
-    """The original NLQuAD script's IoU: spans found by searching their text (first occurrence)."""
-    offsets = offsets if offsets is not None else token_offsets(context)
+def _script_tokens(text: str) -> str:
+    return " ".join(word_tokenize(text)).lower()
 
-    def span(text: str) -> set[int]:
-        text = text.strip()
-        if not text:
-            return set()
-        at = context.find(text)
-        return set() if at < 0 else token_positions(offsets, at, at + len(text))
 
-    return iou(span(pred_text), span(gold_text))
+def _script_interval(text: str, piece: str) -> tuple[int, int] | None:
+    """The script's span: from the first occurrence's start to the last occurrence's end (characters)."""
+    if piece == "":
+        return None
+    start = text.find(piece)
+    if start == -1:
+        return None
+    return start, len(text) - text[::-1].find(piece[::-1])
+
+
+def _script_jaccard(text: str, gold: str, prediction: str) -> float:
+    pred_iv = _script_interval(text, _script_tokens(prediction))
+    gold_iv = _script_interval(text, _script_tokens(gold))
+    inter = ""
+    if pred_iv and gold_iv and max(pred_iv[0], gold_iv[0]) < min(pred_iv[1], gold_iv[1]):
+        inter = text[max(pred_iv[0], gold_iv[0]):min(pred_iv[1], gold_iv[1])]
+    spans = [iv for iv in (pred_iv, gold_iv) if iv]
+    union = text[min(a for a, _ in spans):max(b for _, b in spans)] if spans else ""
+    n_inter, n_union = len(word_tokenize(inter)), len(word_tokenize(union))
+    if n_inter == 0 and n_union == 0:
+        return 1.0
+    return n_inter / n_union
+
+
+def iou_script(context: str, pred_text: str, gold_text: str, context_tokens: str | None = None) -> float:
+    """The authors' IoU (see the module docstring). ``context_tokens`` is ``_script_tokens(context)``,
+    passed in to tokenise each document once."""
+    text = context_tokens if context_tokens is not None else _script_tokens(context)
+    prediction = pred_text.strip()
+    score = _script_jaccard(text, gold_text, prediction)
+    if score == 0:
+        score = _script_jaccard(text, gold_text, prediction[0:-5])
+    return score
 
 
 _ROUGE = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False)
@@ -122,16 +153,21 @@ def evaluate(predictions: dict[str, dict], dataset: dict, answer_edges=(0, 50, 1
     a missing prediction counts as the empty answer."""
     rows = []
     offsets_cache: dict[int, list[tuple[int, int]]] = {}
+    script_cache: dict[int, str] = {}
+    ensure_punkt_data()
     for ex in iter_examples(dataset):
         pred = predictions.get(ex["id"], {"text": "", "start": 0, "end": 0})
         ctx = ex["context"]
-        offsets = offsets_cache.setdefault(id(ctx), token_offsets(ctx))
+        if id(ctx) not in offsets_cache:  # once per document (contexts are shared by their questions)
+            offsets_cache[id(ctx)] = token_offsets(ctx)
+            script_cache[id(ctx)] = _script_tokens(ctx)
+        offsets = offsets_cache[id(ctx)]
         row = {
             "id": ex["id"],
             "em": exact_match(pred["text"], ex["gold"]),
             "f1": f1(pred["text"], ex["gold"]),
             "iou": iou_positions(ctx, (pred["start"], pred["end"]), ex["gold_span"], offsets),
-            "iou_string_search": iou_string_search(ctx, pred["text"], ex["gold"], offsets),
+            "iou_script": iou_script(ctx, pred["text"], ex["gold"], script_cache[id(ctx)]),
             **rouge(pred["text"], ex["gold"]),
             "answer_words": len(ex["gold"].split()),
             "document_words": len(offsets),
@@ -139,7 +175,7 @@ def evaluate(predictions: dict[str, dict], dataset: dict, answer_edges=(0, 50, 1
         row["answer_bin"] = length_bin(row["answer_words"], answer_edges)
         row["document_bin"] = length_bin(row["document_words"], document_edges)
         rows.append(row)
-    keys = ("em", "f1", "iou", "iou_string_search", "rouge1", "rouge2", "rougeL")
+    keys = ("em", "f1", "iou", "iou_script", "rouge1", "rouge2", "rougeL")
 
     def summary(subset: list[dict]) -> dict[str, float]:
         return {k: round(100 * statistics.fmean(r[k] for r in subset), 2) for k in keys} | {"n": len(subset)}
