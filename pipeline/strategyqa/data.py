@@ -62,6 +62,28 @@ def load_questions(path: str | Path) -> list[StrategyQuestion]:
     return out
 
 
+def load_paragraphs(path: str | Path) -> dict[str, dict]:
+    """StrategyQA's evidence paragraphs JSON (``{id: {"title", "content", "para_index", ...}}``, the release's
+    ``strategyqa_train_paragraphs.json``) as ``{id: {"title", "text"}}``; a malformed record names itself."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"StrategyQA paragraphs file not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: expected StrategyQA's {{id: {{title, content}}}} paragraphs JSON, "
+                         f"got a {type(raw).__name__}")
+    out = {}
+    for pid, row in raw.items():
+        text = row.get("content", row.get("text")) if isinstance(row, dict) else None
+        if not isinstance(text, str) or not isinstance(row.get("title", ""), str):
+            raise ValueError(f"{path}: paragraph {pid!r} lacks a string 'title'/'content'")
+        out[pid] = {"title": row.get("title", ""), "text": text}
+    return out
+
+
 def load_predicted_decompositions(path: str | Path) -> dict[str, list[str]]:
     """``{qid: [step, ...]}`` from a predictions jsonl such as ``bart_decomp_dev_predictions.jsonl``."""
     out = {}
