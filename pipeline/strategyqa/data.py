@@ -63,8 +63,14 @@ def load_questions(path: str | Path) -> list[StrategyQuestion]:
 
 
 def load_paragraphs(path: str | Path) -> dict[str, dict]:
-    """StrategyQA's evidence paragraphs JSON (``{id: {"title", "content", "para_index", ...}}``, the release's
-    ``strategyqa_train_paragraphs.json``) as ``{id: {"title", "text"}}``; a malformed record names itself."""
+    """StrategyQA's evidence paragraphs as ``{id: {"title", "text"}}``."""
+    return {pid: {"title": row["title"], "text": row["text"]} for pid, row in load_paragraph_records(path).items()}
+
+
+def load_paragraph_records(path: str | Path) -> dict[str, dict]:
+    """StrategyQA's evidence paragraphs JSON (``{id: {"title", "content", "section", "headers", "para_index"}}``,
+    the release's ``strategyqa_train_paragraphs.json``) with ``content`` as ``text``; a malformed record
+    names itself."""
     path = Path(path)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -80,7 +86,11 @@ def load_paragraphs(path: str | Path) -> dict[str, dict]:
         text = row.get("content", row.get("text")) if isinstance(row, dict) else None
         if not isinstance(text, str) or not isinstance(row.get("title", ""), str):
             raise ValueError(f"{path}: paragraph {pid!r} lacks a string 'title'/'content'")
-        out[pid] = {"title": row.get("title", ""), "text": text}
+        section = row.get("section") if isinstance(row.get("section"), str) else ""
+        headers = [h for h in row.get("headers") or [] if isinstance(h, str)]
+        index = row.get("para_index") if isinstance(row.get("para_index"), int) else 0
+        out[pid] = {"title": row.get("title", ""), "text": text, "section": section, "headers": headers,
+                    "para_index": index}
     return out
 
 

@@ -138,3 +138,22 @@ def dump_paragraphs(path: Path, counts: Counter, log=None, min_chars: int = 2) -
         counts["articles"] += 1
         counts["paragraphs"] += len(paras)
         yield from paras
+
+
+def with_evidence(paragraphs: Iterator[Paragraph], evidence_path: str | Path, counts: Counter) -> Iterator[Paragraph]:
+    """The dump's paragraphs, then StrategyQA's evidence paragraphs (the texts its annotators saw), so that
+    retrieval is scored against them. An evidence id that the dump also produced ('{title}-{index}' from a
+    different Wikipedia) replaces the dump's paragraph: one id, one text, the annotators'."""
+    from pipeline.strategyqa.data import load_paragraph_records
+
+    evidence = load_paragraph_records(evidence_path)
+    for para in paragraphs:
+        if para.id in evidence:
+            counts["dump_replaced_by_evidence"] += 1
+            continue
+        yield para
+    for pid in sorted(evidence):
+        row = evidence[pid]
+        counts["evidence_added"] += 1
+        yield Paragraph(id=pid, title=row["title"], section=row.get("section", ""), headers=row.get("headers", []),
+                        para_index=row.get("para_index", 0), text=row["text"])
