@@ -160,7 +160,7 @@ def test_recapture_in_a_later_layout_gives_the_same_article(shared, facts):
     a = _extract(shared, facts, "bbc_2017-07-10_business-40504764.html")
     b = _extract(shared, facts, "bbc_2017-07-10_business-40504764_recaptured-2024.html")
     assert (a.title, a.date, len(a.intro)) == (b.title, b.date, len(b.intro))
-    differ = [(x, y) for x, y in zip(a.intro, b.intro) if x != y]
+    differ = [(x, y) for x, y in zip(a.intro, b.intro, strict=True) if x != y]
     assert differ == [(x, x.replace("then need", "they need")) for x, _ in differ] and len(differ) == 1
 
 
