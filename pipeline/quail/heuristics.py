@@ -97,7 +97,8 @@ class PassagePMI:
         og = ngrams(content_words(option), self.max_n, self.stop_word_ngrams)
         if not qg or not og:
             return 0.0
-        return sum(self.pmi(x, y) for x in qg for y in og) / (len(qg) * len(og))
+        # fsum: exactly rounded, so the score does not depend on set order (string hashing differs per process)
+        return math.fsum(self.pmi(x, y) for x in qg for y in og) / (len(qg) * len(og))
 
 
 def _pick(q: MCQuestion, scores: list[float]) -> int:
