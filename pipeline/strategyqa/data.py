@@ -40,16 +40,22 @@ def _paragraph_ids(annotator) -> Iterator[str]:
                 yield from (x for x in item if isinstance(x, str))
 
 
-def load_questions(path: str | Path) -> list[StrategyQuestion]:
-    path = Path(path)
+def _read_json(path: Path, kind: str, expected: type, shape: str):
+    """The file's JSON, or an error naming the file and what is wrong with it."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise FileNotFoundError(f"StrategyQA file not found: {path}") from None
+        raise FileNotFoundError(f"StrategyQA {kind} not found: {path}") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(raw, list):
-        raise ValueError(f"{path}: expected a JSON list of questions, got {type(raw).__name__}")
+    if not isinstance(raw, expected):
+        raise ValueError(f"{path}: expected {shape}, got a {type(raw).__name__}")
+    return raw
+
+
+def load_questions(path: str | Path) -> list[StrategyQuestion]:
+    path = Path(path)
+    raw = _read_json(path, "file", list, "a JSON list of questions")
     out = []
     for i, r in enumerate(raw):
         missing = {"qid", "question"} - set(r)
@@ -72,15 +78,7 @@ def load_paragraph_records(path: str | Path) -> dict[str, dict]:
     the release's ``strategyqa_train_paragraphs.json``) with ``content`` as ``text``; a malformed record
     names itself."""
     path = Path(path)
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"StrategyQA paragraphs file not found: {path}") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(raw, dict):
-        raise ValueError(f"{path}: expected StrategyQA's {{id: {{title, content}}}} paragraphs JSON, "
-                         f"got a {type(raw).__name__}")
+    raw = _read_json(path, "paragraphs file", dict, "StrategyQA's {id: {title, content}} paragraphs JSON")
     out = {}
     for pid, row in raw.items():
         text = row.get("content", row.get("text")) if isinstance(row, dict) else None
