@@ -124,6 +124,11 @@ class ExtractParams(StrictModel):
     keep: Literal["earliest", "latest"] = Field(
         "earliest", description="which capture of a duplicated article is kept: the first as published, or the last edit")
     min_words: int = Field(20, ge=0)
+    max_page_bytes: int = Field(5_000_000, ge=1, description="larger pages are rejected as too_large")
+    max_depth: int = Field(400, ge=10, description="deeper element nesting is rejected as too_deep (BBC pages: < 30)")
+    bad_records: Literal["fail", "skip"] = Field(
+        "fail", description="an unreadable WARC record fails the stage (file and offset named); skip: go on and "
+                            "list the lost records in metrics/extract.json")
 
 
 class WikiParams(StrictModel):

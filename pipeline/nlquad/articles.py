@@ -9,27 +9,101 @@ the text as first published, closest to what the question writers saw) or ``late
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
 
 from pipeline.nlquad.discover import article_key
 from pipeline.nlquad.extract import Extraction, Section, extract_page
 from pipeline.params import ExtractParams
-from pipeline.runtime import progress
+from pipeline.runtime import get_logger, progress
 
 
-def iter_warc_pages(warc: Path) -> Iterator[tuple[str, str, bytes]]:
+class CorruptWarcError(ValueError):
+    """A WARC record that cannot be read back whole: the file and the record's byte offset are named."""
+
+
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+_CHUNK = 1 << 16
+
+
+def _gzip_members(fh: BinaryIO, path: Path, lost: list[dict] | None) -> Iterator[tuple[int, bytes]]:
+    """``(offset, decompressed member)`` for each gzip member, checked against its CRC. warcio stops
+    silently at a truncated record and skips a corrupt one with a message on stderr; here either raises
+    :class:`CorruptWarcError`, or, with ``lost`` given, is recorded there and reading resumes at the next
+    gzip header."""
+    data = b""
+    offset = 0  # file offset of data[0]
+    eof = False
+    while True:
+        if not data and not eof:
+            data = fh.read(_CHUNK)
+            eof = not data
+        if not data:
+            return
+        d = zlib.decompressobj(31)
+        out: list[bytes] = []
+        pos = 0  # bytes of ``data`` fed to this member
+        error = None
+        while not d.eof:
+            if pos == len(data):
+                more = fh.read(_CHUNK)
+                if not more:
+                    error = "truncated: the file ends inside this record"
+                    break
+                data += more
+            try:
+                out.append(d.decompress(data[pos:]))
+            except zlib.error as exc:
+                error = f"corrupt gzip data ({exc})"
+                break
+            pos = len(data) - len(d.unused_data)
+        if error is None:
+            yield offset, b"".join(out)
+            data, offset = data[pos:], offset + pos
+            continue
+        if lost is None:
+            raise CorruptWarcError(f"{path}: record at byte offset {offset}: {error}")
+        lost.append({"offset": offset, "error": error})
+        nxt = data.find(_GZIP_MAGIC, 1)
+        while nxt < 0 and not eof:  # resynchronise on the next gzip header
+            more = fh.read(_CHUNK)
+            eof = not more
+            data += more
+            nxt = data.find(_GZIP_MAGIC, 1)
+        if nxt < 0:
+            return
+        data, offset = data[nxt:], offset + nxt
+
+
+def iter_warc_pages(warc: Path, lost: list[dict] | None = None) -> Iterator[tuple[str, str, bytes]]:
+    """``(url, timestamp, body)`` of every response record, each gzip member checked whole (see
+    :func:`_gzip_members`); an uncompressed ``.warc`` is read as it is."""
     with warc.open("rb") as fh:
-        for rec in ArchiveIterator(fh):
-            if rec.rec_type != "response":
-                continue
-            date = rec.rec_headers.get_header("WARC-Date") or ""
-            ts = "".join(ch for ch in date if ch.isdigit())[:14]
-            yield rec.rec_headers.get_header("WARC-Target-URI"), ts, rec.content_stream().read()
+        if warc.suffix != ".gz":
+            members: Iterator[tuple[int, bytes | None]] = iter([(0, None)])
+        else:
+            members = _gzip_members(fh, warc, lost)
+        for offset, member in members:
+            stream = fh if member is None else io.BytesIO(member)
+            try:
+                for rec in ArchiveIterator(stream):
+                    if rec.rec_type != "response":
+                        continue
+                    date = rec.rec_headers.get_header("WARC-Date") or ""
+                    ts = "".join(ch for ch in date if ch.isdigit())[:14]
+                    yield rec.rec_headers.get_header("WARC-Target-URI"), ts, rec.content_stream().read()
+            except ArchiveLoadFailed as exc:
+                if lost is None:
+                    raise CorruptWarcError(f"{warc}: record at byte offset {offset}: not a WARC record ({exc})") from None
+                lost.append({"offset": offset, "error": f"not a WARC record ({exc})"})
 
 
 def content_hash(ex: Extraction) -> str:
@@ -38,15 +112,29 @@ def content_hash(ex: Extraction) -> str:
 
 
 def extract_articles(warc: Path, params: ExtractParams) -> tuple[list[dict], Counter]:
+    """Articles and counts. A WARC record that cannot be read fails the stage (file and offset named), or
+    with ``bad_records: skip`` is recorded in ``counts["lost_records"]``. A page the extractor cannot
+    handle is rejected as ``parse_error`` (logged with its URL), never the whole stage."""
     counts: Counter = Counter()
     candidates: list[tuple[str, Extraction]] = []
-    for url, ts, body in progress(iter_warc_pages(warc), "extract", unit="page"):
+    lost: list[dict] | None = [] if params.bad_records == "skip" else None
+    log = get_logger()
+    for url, ts, body in progress(iter_warc_pages(warc, lost), "extract", unit="page"):
         counts["pages"] += 1
-        ex = extract_page(body, url, params.min_words)
+        try:
+            ex = extract_page(body, url, params.min_words, params.max_page_bytes, params.max_depth)
+        except Exception as exc:  # one page never sinks the stage
+            log.warning("%s: cannot be extracted (%s: %s)", url, type(exc).__name__, str(exc)[:200])
+            counts["rejected_parse_error"] += 1
+            continue
         if ex.rejected:
             counts[f"rejected_{ex.rejected}"] += 1
             continue
         candidates.append((ts, ex))
+    if lost:
+        log.warning("%s: %d unreadable record(s) skipped: %s", warc, len(lost), lost[:5])
+        counts["lost_records"] = len(lost)
+        counts["lost_record_offsets"] = [x["offset"] for x in lost]
     order = sorted(candidates, key=lambda c: c[0], reverse=params.keep == "latest")
     kept: list[tuple[str, Extraction]] = []
     seen_url: set[str] = set()

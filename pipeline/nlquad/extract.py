@@ -37,6 +37,7 @@ from urllib.parse import urljoin, urlsplit
 
 from bs4 import BeautifulSoup, SoupStrainer, Tag
 from bs4.filter import ElementFilter
+from lxml import etree
 
 _WS = re.compile(r"\s+")
 BBC_DOMAINS = ("bbc.co.uk", "bbc.com")
@@ -470,14 +471,57 @@ def _page_date(soup: BeautifulSoup) -> str | None:
 
 # ----------------------------------------------------------------------------------------------------- page
 
-def extract_page(html: str | bytes, url: str | None = None, min_words: int = 20) -> Extraction:
+class _DepthProbe:
+    """lxml parser target that stops at ``limit`` levels of nesting: a page built to be deep costs
+    BeautifulSoup seconds to minutes per megabyte, this probe a fraction of a second."""
+
+    class TooDeep(Exception):
+        pass
+
+    def __init__(self, limit: int):
+        self.limit, self.depth = limit, 0
+
+    def start(self, tag, attrib) -> None:
+        self.depth += 1
+        if self.depth > self.limit:
+            raise self.TooDeep
+
+    def end(self, tag) -> None:
+        self.depth -= 1
+
+    def close(self) -> None:
+        return None
+
+
+def too_deep(html: str | bytes, limit: int) -> bool:
+    parser = etree.HTMLParser(target=_DepthProbe(limit))
+    try:
+        parser.feed(html)
+        parser.close()
+    except _DepthProbe.TooDeep:
+        return True
+    except etree.LxmlError:
+        return False  # left to the real parse, which is lenient
+    return False
+
+
+def extract_page(html: str | bytes, url: str | None = None, min_words: int = 20, max_bytes: int = 5_000_000,
+                 max_depth: int = 400) -> Extraction:
     """Extract one page. ``url`` is the captured URL (it decides video/live/section-front rejections);
-    a page without an article body is rejected as ``no_article_body``, one without a headline as
+    a page larger than ``max_bytes`` is rejected as ``too_large``, one nested deeper than ``max_depth`` as
+    ``too_deep``, one without an article body as ``no_article_body``, without a headline as
     ``no_headline``, a body of fewer than ``min_words`` words as ``too_short``."""
     ex = Extraction(url=url)
     reason = path_rejection(url)
     if reason:
         ex.rejected = reason
+        return ex
+    size = len(html) if isinstance(html, bytes) else len(html.encode("utf-8", "replace"))
+    if size > max_bytes:
+        ex.rejected = "too_large"
+        return ex
+    if too_deep(html, max_depth):
+        ex.rejected = "too_deep"
         return ex
     soup = BeautifulSoup(html, "lxml", parse_only=ArticleParts())
     canonical = soup.find("link", rel="canonical")

@@ -1,0 +1,119 @@
+"""The extract stage on damaged archives and hostile pages: a truncated or corrupted WARC fails naming the
+file and the offset (or, asked to, goes on and lists what was lost); one bad page never sinks the rest."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from pipeline.nlquad import articles
+from pipeline.nlquad.articles import CorruptWarcError, extract_articles, iter_warc_pages
+from pipeline.nlquad.extract import extract_page
+from pipeline.params import ExtractParams
+from pipeline.sample import WARC_NAME
+
+URL = "https://www.bbc.co.uk/news/uk-12345678"
+
+
+@pytest.fixture()
+def warc(small_sample, tmp_path):
+    data = (small_sample / WARC_NAME).read_bytes()
+    return data, len(list(iter_warc_pages(small_sample / WARC_NAME)))
+
+
+def _write(tmp_path, blob):
+    path = tmp_path / "pages.warc.gz"
+    path.write_bytes(blob)
+    return path
+
+
+def test_truncated_warc_fails_naming_file_and_offset(warc, tmp_path):
+    data, n = warc
+    path = _write(tmp_path, data[: len(data) // 2])
+    with pytest.raises(CorruptWarcError, match=r"pages\.warc\.gz: record at byte offset \d+: truncated"):
+        extract_articles(path, ExtractParams())
+    rows, counts = extract_articles(path, ExtractParams(bad_records="skip"))
+    assert counts["lost_records"] == 1 and counts["pages"] < n and rows
+    offset = counts["lost_record_offsets"][0]
+    assert 0 < offset < len(data) // 2
+
+
+def test_zeroed_block_fails_then_skip_resumes_after_it(warc, tmp_path):
+    data, n = warc
+    mid = len(data) // 2
+    path = _write(tmp_path, data[:mid] + b"\0" * 4096 + data[mid + 4096:])
+    with pytest.raises(CorruptWarcError, match="corrupt gzip data"):
+        list(iter_warc_pages(path))
+    lost: list[dict] = []
+    pages = list(iter_warc_pages(path, lost))
+    assert lost and all(x["offset"] <= mid + 4096 for x in lost)
+    assert n - 4 <= len(pages) < n  # only the records the zeros touched are gone
+    assert all(body for _, _, body in pages)
+
+
+def test_the_whole_archive_reads_back(warc, small_sample):
+    data, n = warc
+    lost: list[dict] = []
+    assert len(list(iter_warc_pages(small_sample / WARC_NAME, lost))) == n and lost == []
+
+
+def test_one_failing_page_is_rejected_not_the_stage(warc, tmp_path, monkeypatch):
+    data, _ = warc
+    path = _write(tmp_path, data)
+    real = articles.extract_page
+    calls = {"n": 0}
+
+    def flaky(body, url, *args):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(body, url, *args)
+
+    monkeypatch.setattr(articles, "extract_page", flaky)
+    rows, counts = extract_articles(path, ExtractParams())
+    assert counts["rejected_parse_error"] == 1 and rows
+
+
+@pytest.mark.parametrize("head", [
+    '<div class="date date--v2" data-seconds="abc">x</div>',
+    '<div class="date date--v2" data-seconds="99999999999999999999999">x</div>',
+    '<script type="application/ld+json">' + "[" * 100_000 + "]" * 100_000 + "</script>",
+])
+def test_malformed_metadata_is_no_date_not_an_error(head):
+    body = " ".join(["word"] * 30)
+    html = (f'<html><head>{head}</head><body><div class="story-body"><h1 class="story-body__h1">T</h1>{head}'
+            f'<div class="story-body__inner"><p>{body}</p></div></div></body></html>')
+    ex = extract_page(html, URL)
+    assert ex.rejected is None and ex.date is None and ex.intro == [body]
+
+
+def test_oversized_and_deep_pages_are_rejected_cheaply():
+    big = "<html><body>" + "<p>" + "x" * 6_000_000 + "</p></body></html>"
+    assert extract_page(big, URL).rejected == "too_large"
+    assert extract_page(big, URL, max_bytes=10_000_000).rejected != "too_large"
+    deep = "<html><body>" + "<div>" * 100_000 + "<p>x</p>" + "</div>" * 100_000 + "</body></html>"
+    t = time.perf_counter()
+    assert extract_page(deep, URL).rejected == "too_deep"
+    assert time.perf_counter() - t < 5  # BeautifulSoup alone took 44 s on this page
+
+
+def test_extract_metrics_list_lost_records(warc, tmp_path, monkeypatch):
+    import yaml
+
+    from flows.extract import extract_flow
+
+    data, _ = warc
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data/raw").mkdir(parents=True)
+    (tmp_path / "data/raw/pages.warc.gz").write_bytes(data[: len(data) * 2 // 3])
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"extract": {"bad_records": "skip"}}))
+    extract_flow.fn(params_file=str(tmp_path / "params.yaml"))
+    metrics = json.loads((tmp_path / "metrics/extract.json").read_text())
+    assert metrics["lost_records"] == 1 and len(metrics["lost_record_offsets"]) == 1
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"extract": {"bad_records": "fail"}}))
+    before = (tmp_path / "data/interim/articles.jsonl").read_bytes()
+    with pytest.raises(CorruptWarcError):
+        extract_flow.fn(params_file=str(tmp_path / "params.yaml"))
+    assert (tmp_path / "data/interim/articles.jsonl").read_bytes() == before  # nothing produced is lost
