@@ -25,10 +25,28 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 DEFAULT_PARAMS_FILE = Path("params.yaml")
 
 
+def _is_number_type(annotation: Any) -> bool:
+    """``int``/``float`` or an optional of one (``bool`` itself is not a number here)."""
+    if annotation in (int, float):
+        return True
+    args = getattr(annotation, "__args__", ())
+    return bool(args) and all(a in (int, float, type(None)) for a in args) and any(a in (int, float) for a in args)
+
+
 class StrictModel(BaseModel):
-    """Base for every params section: unknown keys are errors, values are immutable once loaded."""
+    """Base for every params section: unknown keys are errors, values are immutable once loaded, and
+    ``true``/``false`` are not numbers (pydantic would read ``batch_size: true`` as 1)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans_for_numbers(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, field in cls.model_fields.items():
+                if isinstance(data.get(name), bool) and _is_number_type(field.annotation):
+                    raise ValueError(f"{name}: expected a number, got {str(data[name]).lower()}")
+        return data
 
 
 class SampleParams(StrictModel):
@@ -68,7 +86,15 @@ class ArchiveParams(StrictModel):
 
     endpoint: str = Field("local", description="'local' or e.g. https://web.archive.org")
     local_warcs: list[str] = ["data/sample/bbc.warc.gz"]
-    collection: str = "sample"
+    collection: str = Field("sample", description="pywb collection name: letters, digits, '_' and '-'")
+
+    @field_validator("collection")
+    @classmethod
+    def _check_collection(cls, value: str) -> str:
+        # a name, never a path: the pywb helper rebuilds <root>/collections/<name>
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}", value):
+            raise ValueError("must be a plain name of letters, digits, '_' and '-' (not a path)")
+        return value
 
     @field_validator("endpoint")
     @classmethod
@@ -418,11 +444,26 @@ def format_validation_error(err: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's last-one-wins for a repeated key hides an edit (``seed`` twice in one section)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (line {line}; first on line {seen[key]})", key_node.start_mark)
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_params(path: str | Path = DEFAULT_PARAMS_FILE) -> Params:
     """Read and validate a params file; raise :class:`ParamsError` with a user-facing message."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
     except FileNotFoundError:
         raise ParamsError(f"{path}: file not found") from None
     except yaml.YAMLError as exc:

@@ -92,3 +92,39 @@ def test_stage_with_bad_params_writes_nothing(repo, tmp_path):
     assert "sample.typo_key" in res.stderr
     assert not (tmp_path / "out").exists()
     assert not (tmp_path / "metrics").exists()
+
+
+def test_a_repeated_key_is_an_error_not_last_one_wins(repo, tmp_path):
+    text = (repo / "params.yaml").read_text().replace("split:\n  seed: 2021\n", "split:\n  seed: 2021\n  seed: 7\n")
+    assert "seed: 7" in text
+    with pytest.raises(ParamsError, match=r"duplicate key 'seed' \(line \d+; first on line \d+\)"):
+        load_params(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize("section,key", [("quail_mc", "batch_size"), ("crawl", "requests_per_minute"),
+                                         ("discover", "limit")])
+def test_booleans_are_not_numbers(repo, tmp_path, section, key):
+    raw = yaml.safe_load((repo / "params.yaml").read_text())
+    raw[section][key] = True
+    with pytest.raises(ParamsError, match=f"{key}: expected a number, got true"):
+        load_params(_write(tmp_path, yaml.safe_dump(raw)))
+
+
+@pytest.mark.parametrize("name", ["/some/dir", "../outside", "a/b", "", "."])
+def test_pywb_collection_is_a_plain_name(repo, tmp_path, name):
+    raw = yaml.safe_load((repo / "params.yaml").read_text())
+    raw["archive"]["collection"] = name
+    with pytest.raises(ParamsError, match="archive.collection"):
+        load_params(_write(tmp_path, yaml.safe_dump(raw)))
+
+
+def test_pywb_helper_refuses_a_path_as_collection_and_deletes_nothing(tmp_path):
+    from pipeline.wayback.pywb_server import LocalPywb
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("x")
+    server = LocalPywb([], tmp_path / "root", collection=str(victim))
+    with pytest.raises(ValueError, match="plain name"):
+        server._prepare(tmp_path)
+    assert (victim / "keep.txt").exists()

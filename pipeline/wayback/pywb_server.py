@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -64,7 +65,11 @@ class LocalPywb:
         return f"{self.base_url}/{self.collection}"
 
     def _prepare(self, bindir: Path) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}", self.collection):
+            raise ValueError(f"pywb collection must be a plain name, got {self.collection!r}")
         coll = self.root / "collections" / self.collection
+        if coll.resolve().parent != (self.root / "collections").resolve():
+            raise ValueError(f"pywb collection {self.collection!r} resolves outside {self.root / 'collections'}")
         if coll.exists():
             shutil.rmtree(coll)
         self.root.mkdir(parents=True, exist_ok=True)
