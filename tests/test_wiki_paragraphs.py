@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+
+import pytest
 import logging
 from collections import Counter
 
@@ -89,4 +91,41 @@ def test_malformed_lines_are_counted_with_line_numbers_and_skips_apply(tmp_path,
     assert counts["malformed_lines"] == 3
     assert counts["skipped_namespace"] == 1 and counts["skipped_redirect"] == 1 and counts["fallback_to_text"] == 1
     assert f"{path}:3: malformed JSON" in caplog.text and f"{path}:4: not a JSON object" in caplog.text
-    assert f"{path}:6: document without a title" in caplog.text
+    assert f"{path}:6: document without a string title" in caplog.text
+
+
+def test_records_with_wrong_types_are_counted_not_fatal(tmp_path, caplog):
+    lines = [
+        {"index": {"_id": "1"}}, {"title": "Listy", "namespace": 0, "source_text": ["a", "list"]},
+        {"index": {"_id": "2"}}, {"title": "Numbery", "namespace": 0, "text": 12345},
+        {"index": {"_id": "3"}}, {"title": None, "namespace": 0, "text": "A title-less text."},
+        {"index": {"_id": "4"}}, {"title": "Good", "namespace": 0, "source_text": "Good text here."},
+    ]
+    path = tmp_path / "dump.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(line) + "\n" for line in lines))
+    counts: Counter = Counter()
+    with caplog.at_level(logging.WARNING):
+        paras = list(dump_paragraphs(path, counts, logging.getLogger("t")))
+    assert [p.id for p in paras] == ["Good-0"]  # no "None-0"
+    assert counts["malformed_lines"] == 3
+    assert f"{path}:2: document 'Listy' has a non-string 'source_text'" in caplog.text
+    assert f"{path}:4: document 'Numbery' has a non-string 'text'" in caplog.text
+    assert f"{path}:6: document without a string title" in caplog.text
+
+
+def test_a_truncated_dump_fails_naming_the_file(tmp_path):
+    from pipeline.wiki.paragraphs import TruncatedDumpError
+
+    path = tmp_path / "dump.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for i in range(2000):
+            fh.write(json.dumps({"index": {"_id": str(i)}}) + "\n")
+            fh.write(json.dumps({"title": f"T{i}", "namespace": 0, "source_text": f"Text number {i} " * 20}) + "\n")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(TruncatedDumpError, match=r"dump\.json\.gz: compressed data ends or breaks after line \d+"):
+        list(dump_paragraphs(path, Counter()))
+    path.write_bytes(data[:1000] + b"\0" * 200 + data[1200:])
+    with pytest.raises(TruncatedDumpError, match="dump.json.gz"):
+        list(dump_paragraphs(path, Counter()))

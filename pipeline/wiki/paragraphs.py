@@ -14,6 +14,7 @@ import gzip
 import io
 import json
 import re
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -81,49 +82,67 @@ def wikitext_paragraphs(title: str, wikitext: str, min_chars: int = 2) -> Iterat
             index += 1
 
 
-def iter_dump_documents(path: Path, counts: Counter, log=None) -> Iterator[dict]:
-    """Article documents of a CirrusSearch dump; malformed lines are counted and skipped."""
+class TruncatedDumpError(ValueError):
+    """The dump's compressed stream is cut short or corrupt: the file (and the line reached) are named."""
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as raw:
-        stream = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
-        expect_doc = False
-        for lineno, line in enumerate(stream, start=1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                counts["malformed_lines"] += 1
-                if log:
-                    log.warning("%s:%d: malformed JSON skipped (%s)", path, lineno, exc.msg)
-                expect_doc = False
-                continue
-            if not isinstance(obj, dict):
-                counts["malformed_lines"] += 1
-                if log:
-                    log.warning("%s:%d: not a JSON object, skipped", path, lineno)
-                continue
-            if "index" in obj and len(obj) == 1:
-                expect_doc = True
-                continue
-            if not expect_doc:
-                counts["documents_without_action"] += 1  # tolerated: some exports drop action lines
+    lineno = 0
+    try:
+        with opener(path, "rb") as raw:
+            for lineno, line in enumerate(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"), start=1):
+                yield lineno, line
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise TruncatedDumpError(f"{path}: compressed data ends or breaks after line {lineno} "
+                                 f"({type(exc).__name__}: {exc}); the download is incomplete or damaged") from None
+
+
+def _bad(counts: Counter, log, path: Path, lineno: int, why: str) -> None:
+    counts["malformed_lines"] += 1
+    if log:
+        log.warning("%s:%d: %s, skipped", path, lineno, why)
+
+
+def iter_dump_documents(path: Path, counts: Counter, log=None) -> Iterator[dict]:
+    """Article documents of a CirrusSearch dump; malformed lines and records are counted, logged with their
+    line number and skipped; a truncated or corrupt dump raises :class:`TruncatedDumpError`."""
+    expect_doc = False
+    for lineno, line in _lines(path):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            obj = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            _bad(counts, log, path, lineno, f"malformed JSON ({getattr(exc, 'msg', type(exc).__name__)})")
             expect_doc = False
-            if "title" not in obj:
-                counts["malformed_lines"] += 1
-                if log:
-                    log.warning("%s:%d: document without a title, skipped", path, lineno)
-                continue
-            counts["documents"] += 1
-            if obj.get("namespace", 0) != 0:
-                counts["skipped_namespace"] += 1
-                continue
-            src = obj.get("source_text") or ""
-            if src.lstrip().upper().startswith("#REDIRECT") or obj.get("is_redirect"):
-                counts["skipped_redirect"] += 1
-                continue
-            yield obj
+            continue
+        if not isinstance(obj, dict):
+            _bad(counts, log, path, lineno, "not a JSON object")
+            continue
+        if "index" in obj and len(obj) == 1:
+            expect_doc = True
+            continue
+        if not expect_doc:
+            counts["documents_without_action"] += 1  # tolerated: some exports drop action lines
+        expect_doc = False
+        if not isinstance(obj.get("title"), str) or not obj["title"].strip():
+            _bad(counts, log, path, lineno, "document without a string title")
+            continue
+        wrong = [k for k in ("source_text", "text") if obj.get(k) is not None and not isinstance(obj[k], str)]
+        if wrong:
+            _bad(counts, log, path, lineno, f"document {obj['title']!r} has a non-string {wrong[0]!r}")
+            continue
+        counts["documents"] += 1
+        if obj.get("namespace", 0) != 0:
+            counts["skipped_namespace"] += 1
+            continue
+        src = obj.get("source_text") or ""
+        if src.lstrip().upper().startswith("#REDIRECT") or obj.get("is_redirect"):
+            counts["skipped_redirect"] += 1
+            continue
+        yield obj
 
 
 def dump_paragraphs(path: Path, counts: Counter, log=None, min_chars: int = 2) -> Iterator[Paragraph]:
