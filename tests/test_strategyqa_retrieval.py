@@ -73,3 +73,20 @@ def test_bad_question_files_say_what_is_wrong(tmp_path):
     (tmp_path / "noq.json").write_text(json.dumps([{"qid": "a"}]))
     with pytest.raises(ValueError, match=r"item 0 lacks \['question'\]"):
         load_questions(tmp_path / "noq.json")
+
+
+@pytest.mark.parametrize("record,message", [
+    ({"qid": "q1", "question": "Is it?", "answer": "yes"}, r"item 0 \(qid 'q1'\): field 'answer' is a str, expected bool"),
+    ({"qid": "q1", "question": ["Is", "it?"]}, "field 'question' is a list, expected str"),
+    ({"qid": "q1", "question": "Is it?", "decomposition": "one step"}, "field 'decomposition' is a str"),
+    ({"qid": "q1", "question": "Is it?", "decomposition": [1, 2]}, "field 'decomposition' holds a int"),
+    ({"qid": "q1", "question": "Is it?", "evidence": [["Fly-0"]]}, r"field 'evidence'\[0\] is not a list of steps"),
+    ({"qid": 7, "question": "Is it?"}, "field 'qid' is a int"),
+    ("just a string", "item 0 is a str, not a question object"),
+])
+def test_wrong_field_types_name_file_record_and_field(tmp_path, record, message):
+    path = tmp_path / "train.json"
+    path.write_text(json.dumps([record]))
+    with pytest.raises(ValueError, match=message) as err:
+        load_questions(path)
+    assert str(path) in str(err.value)

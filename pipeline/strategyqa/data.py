@@ -40,6 +40,27 @@ def _paragraph_ids(annotator) -> Iterator[str]:
                 yield from (x for x in item if isinstance(x, str))
 
 
+_FIELD_TYPES = {"qid": (str,), "question": (str,), "answer": (bool, type(None)), "term": (str,),
+                "decomposition": (list, type(None)), "evidence": (list, type(None)), "facts": (list, type(None))}
+
+
+def _check_fields(path: Path, i: int, r: dict) -> None:
+    """A wrong type names file, record and field, instead of a bare TypeError several calls later."""
+    for name, types in _FIELD_TYPES.items():
+        if name in r and not isinstance(r[name], types):
+            raise ValueError(f"{path}: item {i} (qid {r.get('qid')!r}): field {name!r} is a "
+                             f"{type(r[name]).__name__}, expected {' or '.join(t.__name__ for t in types)}")
+    for name in ("decomposition", "facts"):
+        bad = [x for x in r.get(name) or [] if not isinstance(x, str)]
+        if bad:
+            raise ValueError(f"{path}: item {i} (qid {r.get('qid')!r}): field {name!r} holds a "
+                             f"{type(bad[0]).__name__}, expected strings")
+    for a, annotator in enumerate(r.get("evidence") or []):
+        if not isinstance(annotator, list) or not all(isinstance(step, list) for step in annotator):
+            raise ValueError(f"{path}: item {i} (qid {r.get('qid')!r}): field 'evidence'[{a}] is not a list of "
+                             "steps (lists)")
+
+
 def _read_json(path: Path, kind: str, expected: type, shape: str):
     """The file's JSON, or an error naming the file and what is wrong with it."""
     try:
@@ -58,9 +79,12 @@ def load_questions(path: str | Path) -> list[StrategyQuestion]:
     raw = _read_json(path, "file", list, "a JSON list of questions")
     out = []
     for i, r in enumerate(raw):
+        if not isinstance(r, dict):
+            raise ValueError(f"{path}: item {i} is a {type(r).__name__}, not a question object")
         missing = {"qid", "question"} - set(r)
         if missing:
             raise ValueError(f"{path}: item {i} lacks {sorted(missing)}")
+        _check_fields(path, i, r)
         out.append(StrategyQuestion(
             qid=r["qid"], question=r["question"], answer=r.get("answer"),
             decomposition=tuple(r.get("decomposition") or ()), evidence=tuple(r.get("evidence") or ()),
