@@ -180,6 +180,15 @@ class SearchParams(StrictModel):
     es_bulk_chunk: int = Field(1000, ge=1)
     es_bulk_retries: int = Field(5, ge=0)
 
+    @field_validator("es_url")
+    @classmethod
+    def _no_credentials_in_url(cls, value: str) -> str:
+        # params.yaml is committed and recorded in dvc.lock: a password here would be published
+        if "@" in value.split("//", 1)[-1].split("/", 1)[0]:
+            raise ValueError("must not contain credentials; set QA_PIPELINE_ES_USER/QA_PIPELINE_ES_PASSWORD or "
+                             "QA_PIPELINE_ES_API_KEY in the environment (or `dvc exp run` with them exported)")
+        return value
+
 
 class _DecompositionSource(StrictModel):
     """Which StrategyQA decompositions drive step retrieval: the gold ones, or a predictions file."""
@@ -439,7 +448,10 @@ def format_validation_error(err: ValidationError, source: str) -> str:
             if hint:
                 msg += f" (did you mean {'.'.join(str(p) for p in e['loc'][:-1] + (hint[0],))!r}?)"
         else:
-            msg = f"{e['msg']} (got {e.get('input')!r})"
+            shown = e.get("input")
+            if isinstance(shown, str):  # never echo a password given in a URL
+                shown = re.sub(r"//[^/@\s]*@", "//***@", shown)
+            msg = f"{e['msg']} (got {shown!r})"
         lines.append(f"  - {path}: {msg}")
     return "\n".join(lines)
 

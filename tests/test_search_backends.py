@@ -96,3 +96,32 @@ def test_generated_strategyqa_queries_agree_too(both, small_sample):
     qs = question_queries(questions) | step_queries(questions)
     a, b = embedded.search(qs, 10), es.search(qs, 10)
     assert all(list(a[q]) == list(b[q]) for q in qs)
+
+
+def test_credentials_never_travel_in_a_shown_url(monkeypatch):
+    from pipeline.search.es_backend import mask_url, split_credentials
+
+    assert split_credentials("https://el%40stic:s3cr%2Ft@es.example:9243/p") == (
+        "https://es.example:9243/p", ("el@stic", "s3cr/t"))
+    assert split_credentials("http://127.0.0.1:9200") == ("http://127.0.0.1:9200", None)
+    assert mask_url("http://u:s3cret@h:9200") == "http://***@h:9200" and "s3cret" not in mask_url("http://u:s3cret@h")
+    port_closed = socket.socket()
+    port_closed.bind(("127.0.0.1", 0))
+    port = port_closed.getsockname()[1]
+    port_closed.close()
+    with pytest.raises(SearchBackendUnavailable) as err:  # e.g. $QA_PIPELINE_ES_URL with credentials
+        ElasticsearchBackend(f"http://elastic:s3cret@127.0.0.1:{port}", "x", timeout=2)
+    assert "s3cret" not in str(err.value) and f"http://127.0.0.1:{port}" in str(err.value)
+
+
+def test_params_refuse_credentials_in_es_url_without_echoing_them(repo, tmp_path):
+    import yaml
+
+    from pipeline.params import ParamsError, load_params
+
+    raw = yaml.safe_load((repo / "params.yaml").read_text())
+    raw["search"]["es_url"] = "http://elastic:s3cret@127.0.0.1:9200"
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(ParamsError, match="search.es_url.*must not contain credentials") as err:
+        load_params(tmp_path / "params.yaml")
+    assert "s3cret" not in str(err.value)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from elasticsearch import Elasticsearch, helpers
 from elasticsearch import exceptions as es_exc
@@ -29,10 +30,35 @@ class SearchBackendUnavailable(RuntimeError):
     """The configured search service cannot be reached; the message says where and why."""
 
 
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``http://user:pass@host:9200`` -> (``http://host:9200``, (user, pass)): credentials never travel in
+    a URL that could be printed, logged or stored in the Prefect database."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    clean = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return clean, (unquote(parts.username or ""), unquote(parts.password or ""))
+
+
+def mask_url(url: str) -> str:
+    """The URL as it may be shown: any user:password replaced by ``***``."""
+    clean, creds = split_credentials(url)
+    if creds is None:
+        return url
+    parts = urlsplit(clean)
+    return urlunsplit((parts.scheme, "***@" + parts.netloc, parts.path, parts.query, parts.fragment))
+
+
 class ElasticsearchBackend:
     def __init__(self, url: str, alias: str, shards: int = 1, timeout: float = 10.0, chunk: int = 1000,
                  retries: int = 5, api_key: str | None = None, basic_auth: tuple[str, str] | None = None,
                  search_batch: int = 100, search_timeout: float = 120.0):
+        url, in_url = split_credentials(url)
+        basic_auth = basic_auth or in_url
         self.url, self.alias, self.shards, self.chunk, self.retries = url, alias, shards, chunk, retries
         self.search_batch, self.search_timeout = search_batch, search_timeout
         self.client = Elasticsearch(url, request_timeout=timeout, max_retries=0, retry_on_timeout=False,
