@@ -10,6 +10,8 @@ failing stage fails the same way twice.
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +24,25 @@ from prefect.logging import get_run_logger
 
 class RebuildAlreadyRunning(RuntimeError):
     pass
+
+
+# Where rebuild runs `dvc repro`: fixed by whoever starts the runner (flows.serve --repo-dir, or this
+# checkout), never by a run's parameters: anyone who can reach the Prefect API can start a run, and a run
+# that chose the folder would choose which dvc.yaml commands execute.
+REPO_ENV = "QA_PIPELINE_REBUILD_DIR"
+_TARGET = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:@[A-Za-z0-9_.-]+)?")
+
+
+def repo_dir() -> Path:
+    return Path(os.environ.get(REPO_ENV) or Path(__file__).resolve().parents[1]).resolve()
+
+
+def check_targets(targets: list[str]) -> list[str]:
+    """Stage names (``stage`` or ``stage@item``) only: a path or ``file:stage`` would reach another dvc.yaml."""
+    bad = [t for t in targets if not isinstance(t, str) or not _TARGET.fullmatch(t)]
+    if bad:
+        raise ValueError(f"rebuild targets must be stage names of this project's dvc.yaml, got {bad}")
+    return targets
 
 
 def _dvc() -> str:
@@ -56,16 +77,17 @@ def publish_metrics(repo_dir: str) -> str:
 
 
 @flow(name="rebuild", log_prints=True)
-def rebuild(repo_dir: str = ".", targets: list[str] | None = None, force: bool = False) -> str:
-    """Reproduce the pipeline in ``repo_dir`` (all stages, or ``targets``) and publish its metrics."""
-    repo = Path(repo_dir).resolve()
+def rebuild(targets: list[str] | None = None, force: bool = False) -> str:
+    """Reproduce the pipeline of the runner's checkout (all stages, or ``targets``) and publish its metrics."""
+    targets = check_targets(list(targets or []))
+    repo = repo_dir()
     if not (repo / "dvc.yaml").exists():
         raise FileNotFoundError(f"{repo} has no dvc.yaml: not a qa-pipeline checkout")
     lock_path = repo / ".dvc" / "tmp" / "rebuild.lock"
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with FileLock(str(lock_path), timeout=0):
-            dvc_repro(str(repo), list(targets or []), force)
+            dvc_repro(str(repo), targets, force)
             return publish_metrics(str(repo))
     except Timeout:
         raise RebuildAlreadyRunning(f"another rebuild holds {lock_path}; not starting a second one") from None
@@ -74,7 +96,9 @@ def rebuild(repo_dir: str = ".", targets: list[str] | None = None, force: bool =
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(prog="python -m flows.rebuild")
     ap.add_argument("targets", nargs="*")
-    ap.add_argument("--repo-dir", default=".")
+    ap.add_argument("--repo-dir", help="checkout to rebuild (default: this one)")
     ap.add_argument("--force", action="store_true")
     a = ap.parse_args()
-    rebuild(repo_dir=a.repo_dir, targets=a.targets, force=a.force)
+    if a.repo_dir:
+        os.environ[REPO_ENV] = str(Path(a.repo_dir).resolve())
+    rebuild(targets=a.targets, force=a.force)

@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=4200)
     ap.add_argument("--no-server", action="store_true", help="use the server at PREFECT_API_URL")
     ap.add_argument("--interval", type=float, help="seconds between runs, instead of schedule.cron")
-    ap.add_argument("--repo-dir", default=".", help="checkout that rebuild runs dvc repro in")
+    ap.add_argument("--repo-dir", default=".", help="checkout that rebuild runs dvc repro in (fixed for every run)")
     ap.add_argument("--targets", nargs="*", default=[])
     args = ap.parse_args(argv)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
@@ -59,12 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     from prefect import serve  # after PREFECT_API_URL is set
     from prefect.schedules import Cron, Interval
 
-    from flows.rebuild import rebuild
+    from flows.rebuild import REPO_ENV, check_targets, rebuild
 
+    os.environ[REPO_ENV] = str(Path(args.repo_dir).resolve())  # inherited by the runs, not a run parameter
+    check_targets(args.targets)
     when = Interval(args.interval) if args.interval else Cron(schedule.cron, timezone=schedule.timezone)
     deployment = rebuild.to_deployment(
         name=schedule.deployment_name,
-        parameters={"repo_dir": str(Path(args.repo_dir).resolve()), "targets": args.targets},
+        parameters={"targets": args.targets},
         concurrency_limit=1,
         description="dvc repro, then dvc metrics show as an artifact",
         schedule=when,

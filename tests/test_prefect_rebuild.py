@@ -90,6 +90,7 @@ def test_serve_runs_rebuild_on_a_schedule_and_the_server_records_it(prefect_api,
         arts = httpx.post(f"{prefect_api}/artifacts/filter",
                           json={"artifacts": {"key": {"any_": ["dvc-metrics"]}}}, timeout=10).json()
         assert any("answer" in a["data"] and "42" in a["data"] for a in arts)
+
     finally:
         stop_process_group(proc, signal.SIGINT)  # SIGINT: the runner pauses its deployments
         log.close()
@@ -114,3 +115,38 @@ def test_second_rebuild_is_refused_while_one_holds_the_lock(prefect_api, tmp_pat
     assert res.returncode != 0
     assert "another rebuild holds" in res.stdout + res.stderr
     assert not (tiny / "m.json").exists()
+
+
+def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, repo):
+    """Anyone who reaches the Prefect API can start a run of the deployment; the checkout is fixed when the
+    runner starts (flows.serve --repo-dir), not a run parameter, and targets must be stage names."""
+    tiny = _tiny_dvc_repo(tmp_path / "tiny")
+    evil = _tiny_dvc_repo(tmp_path / "evil")
+    log = (tmp_path / "serve.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flows.serve", "--no-server", "--interval", "86400", "--repo-dir", str(tiny),
+         "--params", str(repo / "params.yaml")],
+        cwd=repo, env=_env(prefect_api), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        deployment = None
+        while time.monotonic() < deadline and deployment is None:
+            time.sleep(2)
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
+            found = httpx.post(f"{prefect_api}/deployments/filter", json={}, timeout=10).json()
+            deployment = next((d for d in found if d["name"] == "nightly" and not d.get("paused")), None)
+        assert deployment, (tmp_path / "serve.log").read_text()[-3000:]
+        create = f"{prefect_api}/deployments/{deployment['id']}/create_flow_run"
+        for params in ({"repo_dir": str(evil)}, {"targets": [f"{evil}/dvc.yaml:make"]}):
+            run = httpx.post(create, json={"parameters": params}, timeout=10).json()
+            deadline = time.monotonic() + 150
+            state = None
+            while time.monotonic() < deadline and state not in ("FAILED", "COMPLETED", "CRASHED"):
+                time.sleep(2)
+                state = httpx.get(f"{prefect_api}/flow_runs/{run['id']}", timeout=10).json()["state"]["type"]
+            assert state in ("FAILED", "CRASHED"), (params, state, (tmp_path / "serve.log").read_text()[-2000:])
+            assert not (evil / "m.json").exists(), params
+    finally:
+        stop_process_group(proc, signal.SIGINT)
+        log.close()
