@@ -137,7 +137,7 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
     step = 0
     losses: list[float] = []  # kept in checkpoints, so a resumed run reports the same final loss
     if resume is not None:
-        state = torch.load(resume / "state.pt", weights_only=False)
+        state = torch.load(resume / "state.pt", weights_only=True)  # tensors and plain values only: no pickled code
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         torch.set_rng_state(state["torch_rng"])
@@ -173,10 +173,20 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
                 if old != ckpt:
                     shutil.rmtree(old)
     elapsed = time.perf_counter() - t0
-    final = out_dir / "final"
-    shutil.rmtree(final, ignore_errors=True)
-    model.save_pretrained(final)
-    tokenizer.save_pretrained(final)
+    # the new model is written whole under a temporary name before the old one goes: a kill at any point
+    # leaves a complete model in final/ (old or new) or, between the two renames, in .final.old/, which
+    # the next run puts back first
+    final, partial, old = out_dir / "final", out_dir / ".final.partial", out_dir / ".final.old"
+    if old.exists() and not final.exists():
+        old.rename(final)
+    shutil.rmtree(partial, ignore_errors=True)
+    model.save_pretrained(partial)
+    tokenizer.save_pretrained(partial)
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        final.rename(old)
+    partial.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
     for ckpt in out_dir.glob("checkpoint-*"):  # finished: nothing left to resume
         shutil.rmtree(ckpt)
     return {

