@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from pipeline.benchmark_sources import read_manifest, skipped
 from pipeline.params import QuailParams
 from pipeline.quail.data import MCQuestion, load_quail
 from pipeline.quail.mc_model import split_texts
-from pipeline.runtime import get_logger, write_json
+from pipeline.runtime import atomic_output, get_logger, write_json
 
 
 def quail_sets(p: QuailParams) -> tuple[dict[str, list[MCQuestion]], list[MCQuestion], str | None]:
@@ -37,6 +36,6 @@ def skip_outputs(reason: str, json_paths: list[str], text_paths: list[str] = ())
     for path in json_paths:
         write_json(path, {"skipped": reason})
     for path in text_paths:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(f"Skipped: {reason}\n", encoding="utf-8")
+        with atomic_output(path) as fh:
+            fh.write(f"Skipped: {reason}\n")
     return {"skipped": reason}

@@ -14,7 +14,7 @@ from pipeline.benchmark_sources import read_manifest
 from pipeline.choice_model import argmax, predict_choice_logits, train_choice_model
 from pipeline.finetune import TrainConfig, resolve_model_path
 from pipeline.pair_encoding import encode_pairs
-from pipeline.runtime import get_logger, write_json
+from pipeline.runtime import atomic_output, get_logger, write_json
 from pipeline.strategyqa.answering import SETTINGS, accuracy, build_inputs, gold_ids, labels, majority_label
 from pipeline.strategyqa.data import load_questions
 
@@ -25,7 +25,8 @@ def _skip(setting: str, reason: str) -> dict:
     get_logger().warning("strategyqa_qa@%s skipped: %s", setting, reason)
     final = Path(f"models/strategyqa_{setting}/final")
     final.mkdir(parents=True, exist_ok=True)
-    (final / "SKIPPED.txt").write_text(reason + "\n", encoding="utf-8")
+    with atomic_output(final / "SKIPPED.txt") as fh:
+        fh.write(reason + "\n")
     write_json(f"data/predictions/strategyqa_{setting}.json", {})
     metrics = {"setting": setting, "skipped": reason}
     write_json(f"metrics/strategyqa_qa_{setting}.json", metrics)

@@ -17,7 +17,7 @@ from typing import Any
 
 from pipeline.crawl.warc_store import finalize, read_index
 from pipeline.params import CrawlParams, DiscoverParams
-from pipeline.runtime import get_logger
+from pipeline.runtime import atomic_output, get_logger
 from pipeline.wayback.archive import ArchiveEndpoints
 
 SPIDER = Path(__file__).with_name("spider.py")
@@ -70,7 +70,8 @@ def run_crawl(captures: Path, work_dir: Path, out_warc: Path, out_index: Path, f
     }
     config["settings"] = scrapy_settings(crawl)
     cfg_path = work_dir / "spider_config.json"
-    cfg_path.write_text(json.dumps(config, indent=1))
+    with atomic_output(cfg_path) as fh:
+        fh.write(json.dumps(config, indent=1))
     (work_dir / "failures.jsonl").unlink(missing_ok=True)  # failures are re-tried on every run
     cmd = [sys.executable, "-m", "scrapy", "runspider", str(SPIDER), "-a", f"config={cfg_path}"]
     log.info("crawl: %d captures already stored in %s; starting scrapy", already, work_dir)
@@ -87,7 +88,7 @@ def run_crawl(captures: Path, work_dir: Path, out_warc: Path, out_index: Path, f
             row = json.loads(line)
             if row.get("key") not in done_keys:
                 failures[row.get("key") or row.get("url")] = row
-    with open(failures_out, "w", encoding="utf-8") as fh:
+    with atomic_output(failures_out) as fh:
         for key in sorted(failures):
             fh.write(json.dumps(failures[key], sort_keys=True) + "\n")
     runs_path = work_dir / "runs.jsonl"

@@ -16,6 +16,8 @@ import os
 import uuid
 from pathlib import Path
 
+from pipeline.runtime import atomic_output
+
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -94,8 +96,10 @@ def finalize(out_dir: Path, warc_path: Path, index_out: Path) -> list[dict]:
             rows.append({k: row[k] for k in ("key", "url", "timestamp", "status", "depth", "sha1")}
                         | {"offset": out.tell(), "length": len(data)})
             out.write(data)
-    os.replace(tmp, warc_path)
-    with open(index_out, "w", encoding="utf-8") as fh:
+        out.flush()
+        os.fsync(out.fileno())
+    with atomic_output(index_out) as fh:  # the index first: a WARC never stands beside a stale index
         for r in rows:
             fh.write(json.dumps(r, sort_keys=True) + "\n")
+    os.replace(tmp, warc_path)
     return rows
