@@ -139,7 +139,11 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
         assert deployment, (tmp_path / "serve.log").read_text()[-3000:]
         create = f"{prefect_api}/deployments/{deployment['id']}/create_flow_run"
         for params in ({"repo_dir": str(evil)}, {"targets": [f"{evil}/dvc.yaml:make"]}):
-            run = httpx.post(create, json={"parameters": params}, timeout=10).json()
+            res = httpx.post(create, json={"parameters": params}, timeout=10)
+            if res.status_code >= 400:  # refused outright by the server's parameter schema: as good
+                assert not (evil / "m.json").exists(), params
+                continue
+            run = res.json()
             deadline = time.monotonic() + 150
             state = None
             while time.monotonic() < deadline and state not in ("FAILED", "COMPLETED", "CRASHED"):
