@@ -9,7 +9,7 @@ from pathlib import Path
 from prefect import flow
 
 from flows._common import params_of, stage_main
-from pipeline.runtime import write_json
+from pipeline.runtime import write_json_set
 from pipeline.span_qa.split import split_dataset, split_sizes
 
 
@@ -18,10 +18,10 @@ def split_flow(params_file: str = "params.yaml") -> dict:
     p = params_of(params_file).split
     dataset = json.loads(Path("data/nlquad/nlquad.json").read_text(encoding="utf-8"))
     splits = split_dataset(dataset, p.ratios, p.seed, p.group_key)
-    for name, data in splits.items():
-        write_json(f"data/splits/{name}.json", data, indent=None)
     sizes = split_sizes(splits)
-    write_json("metrics/split.json", sizes)
+    # the split files and their sizes are one set: all written, then all renamed (a kill leaves no mix)
+    write_json_set([*((f"data/splits/{name}.json", data, None) for name, data in splits.items()),
+                    ("metrics/split.json", sizes, 2)])
     return sizes
 
 

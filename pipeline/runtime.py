@@ -69,6 +69,32 @@ def atomic_output(path: str | Path, mode: str = "w", encoding: str | None = "utf
         raise
 
 
+def write_json_set(files: list[tuple[str | Path, Any, int | None]]) -> None:
+    """Several JSON files that only make sense together (a split's train/dev/test and its sizes): each is
+    written whole to a temporary name first, and only when all are complete are they renamed into place,
+    so a kill leaves the old set or the new one, not a mix (short of the instant of the renames)."""
+    temps: list[tuple[str, Path]] = []
+    try:
+        for path, obj, indent in files:
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale_parts(path)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".part", dir=path.parent)
+            temps.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(obj, fh, indent=indent, sort_keys=True, ensure_ascii=False)
+                fh.write("\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+    except BaseException:
+        for tmp, _ in temps:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        raise
+    for tmp, path in temps:
+        os.replace(tmp, path)
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -154,3 +154,21 @@ def test_a_kill_while_saving_the_final_model_keeps_the_previous_one(feats, tmp_p
     assert not kept.exists() and not (tmp_path / "m" / ".final.partial").exists()
     for k, v in _weights(tmp_path / "m").items():
         torch.testing.assert_close(v, before[k], rtol=0, atol=1e-6)
+
+
+def test_a_set_of_files_is_replaced_together_or_not_at_all(tmp_path, monkeypatch):
+    from pipeline import runtime
+
+    old = {name: {"v": "old"} for name in ("train", "dev", "test")}
+    runtime.write_json_set([(tmp_path / f"{n}.json", o, None) for n, o in old.items()])
+
+    class Unserialisable:
+        pass
+
+    with pytest.raises(TypeError):  # the third file fails to serialise: nothing of the new set lands
+        runtime.write_json_set([(tmp_path / "train.json", {"v": "new"}, None), (tmp_path / "dev.json", {"v": "new"}, None),
+                                (tmp_path / "test.json", {"v": Unserialisable()}, None)])
+    assert {n: json.loads((tmp_path / f"{n}.json").read_text()) for n in old} == old
+    assert not list(tmp_path.glob(".*.part"))
+    runtime.write_json_set([(tmp_path / f"{n}.json", {"v": "new"}, 2) for n in old])
+    assert all(json.loads((tmp_path / f"{n}.json").read_text()) == {"v": "new"} for n in old)
