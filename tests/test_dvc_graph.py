@@ -87,3 +87,38 @@ def test_no_cached_dvc_output_is_committed_to_git(repo):
             if (opts or {}).get("cache", True):
                 assert not any(t == path or t.startswith(path.rstrip("/") + "/") and not t.endswith(".gitignore")
                                for t in tracked), f"{name}: {path} is committed to git"
+
+
+def _outs(stage: dict) -> list:
+    return stage.get("outs", []) + stage.get("do", {}).get("outs", [])
+
+
+def test_uncached_outputs_persist_while_their_stage_runs(repo):
+    """DVC deletes a stage's outputs before running it; metrics, plots and reports are not in DVC's cache,
+    so a stage that then fails (an invalid params.yaml, say) would lose them for good. ``persist: true``
+    keeps them in place; every stage writes its outputs whole and renames them, so nothing stale survives
+    a stage that succeeds."""
+    stages = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]
+    missing = [(name, next(iter(o))) for name, st in stages.items() for o in _outs(st)
+               if isinstance(o, dict) and next(iter(o.values())).get("cache") is False
+               and not next(iter(o.values())).get("persist")]
+    assert not missing
+
+
+def test_invalid_params_under_plain_dvc_repro_delete_nothing(repo, tmp_path):
+    import os
+    import shutil
+    import subprocess
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    before = (clone / "metrics/sample.json").read_bytes()
+    params = clone / "params.yaml"
+    params.write_text(params.read_text().replace("n_articles: 150", "n_articles: oops", 1))
+    venv = repo / ".venv" / "bin"
+    env = dict(os.environ, PATH=f"{venv}{os.pathsep}{os.environ['PATH']}")
+    res = subprocess.run([str(venv / "dvc"), "repro", "sample"], cwd=clone, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode != 0 and "sample.n_articles" in res.stdout + res.stderr
+    assert (clone / "metrics/sample.json").read_bytes() == before
+    shutil.rmtree(clone)
