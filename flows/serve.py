@@ -40,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print("refusing to bind the Prefect server to a non-loopback address", file=sys.stderr)
         return 2
+    if not args.no_server:
+        # before anything imports prefect (the params check does, for the cron parser): a prefect imported
+        # without PREFECT_API_URL starts a temporary server of its own for the deployment
+        os.environ["PREFECT_API_URL"] = f"http://{args.host}:{args.port}/api"
     try:
         schedule = load_params(args.params).schedule
     except ParamsError as exc:
@@ -50,7 +54,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_server:
         Path(".prefect").mkdir(exist_ok=True)
         server = start_server(args.host, args.port, Path(".prefect/server.log"))
-        os.environ["PREFECT_API_URL"] = f"http://{args.host}:{args.port}/api"
         print(f"Prefect UI: http://{args.host}:{args.port}", flush=True)
     elif not os.environ.get("PREFECT_API_URL"):
         print("--no-server needs PREFECT_API_URL", file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -151,6 +152,38 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
                 state = httpx.get(f"{prefect_api}/flow_runs/{run['id']}", timeout=10).json()["state"]["type"]
             assert state in ("FAILED", "CRASHED"), (params, state, (tmp_path / "serve.log").read_text()[-2000:])
             assert not (evil / "m.json").exists(), params
+    finally:
+        stop_process_group(proc, signal.SIGINT)
+        log.close()
+
+
+def test_make_serve_with_its_own_server_completes_a_scheduled_run(tmp_path, repo):
+    """What `make serve` runs (flows.serve starting its own server on 127.0.0.1), not --no-server: one
+    server only (no temporary one beside it), and a scheduled run completes."""
+    tiny = _tiny_dvc_repo(tmp_path / "tiny")
+    port = free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    env = dict(os.environ, PREFECT_HOME=str(tmp_path / "home"), PYTHONPATH=str(repo))
+    env.pop("PREFECT_API_URL", None)
+    (tmp_path / "run").mkdir()
+    log = (tmp_path / "serve.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flows.serve", "--port", str(port), "--interval", "10", "--repo-dir", str(tiny),
+         "--params", str(repo / "params.yaml")],
+        cwd=tmp_path / "run", env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        done: list[dict] = []
+        while time.monotonic() < deadline and not done:
+            time.sleep(3)
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
+            with contextlib.suppress(httpx.HTTPError):
+                done = _flow_runs(api, "COMPLETED")
+        text = (tmp_path / "serve.log").read_text()
+        assert done, "no completed rebuild run within 240 s:\n" + text[-3000:]
+        assert (tiny / "m.json").exists()
+        assert "temporary server" not in text.lower(), text[-3000:]
     finally:
         stop_process_group(proc, signal.SIGINT)
         log.close()
