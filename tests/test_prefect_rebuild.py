@@ -67,15 +67,20 @@ def _flow_runs(api: str, state: str) -> list[dict]:
     return httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
 
 
+def _serve(tmp_path: Path, repo: Path, env: dict, cwd: Path, *args: str) -> tuple[subprocess.Popen, object]:
+    """``python -m flows.serve ARGS`` with its output in ``serve.log`` (a file, not a pipe: an unread pipe
+    fills and blocks the runner)."""
+    log = (tmp_path / "serve.log").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "flows.serve", *args, "--params", str(repo / "params.yaml")],
+                            cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    return proc, log
+
+
 def test_serve_runs_rebuild_on_a_schedule_and_the_server_records_it(prefect_api, tmp_path, repo):
     tiny = _tiny_dvc_repo(tmp_path / "tiny")
     before = {r["id"] for r in _flow_runs(prefect_api, "COMPLETED")}
-    log = (tmp_path / "serve.log").open("wb")  # a file, not a pipe: an unread pipe fills and blocks the runner
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "flows.serve", "--no-server", "--interval", "5", "--repo-dir", str(tiny),
-         "--params", str(repo / "params.yaml")],
-        cwd=repo, env=_env(prefect_api), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
+    proc, log = _serve(tmp_path, repo, _env(prefect_api), repo, "--no-server", "--interval", "5",
+                       "--repo-dir", str(tiny))
     try:
         deadline = time.monotonic() + 180
         done: list[dict] = []
@@ -123,12 +128,8 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
     runner starts (flows.serve --repo-dir), not a run parameter, and targets must be stage names."""
     tiny = _tiny_dvc_repo(tmp_path / "tiny")
     evil = _tiny_dvc_repo(tmp_path / "evil")
-    log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "flows.serve", "--no-server", "--interval", "86400", "--repo-dir", str(tiny),
-         "--params", str(repo / "params.yaml")],
-        cwd=repo, env=_env(prefect_api), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
+    proc, log = _serve(tmp_path, repo, _env(prefect_api), repo, "--no-server", "--interval", "86400",
+                       "--repo-dir", str(tiny))
     try:
         deadline = time.monotonic() + 120
         deployment = None
@@ -166,12 +167,8 @@ def test_make_serve_with_its_own_server_completes_a_scheduled_run(tmp_path, repo
     env = dict(os.environ, PREFECT_HOME=str(tmp_path / "home"), PYTHONPATH=str(repo))
     env.pop("PREFECT_API_URL", None)
     (tmp_path / "run").mkdir()
-    log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "flows.serve", "--port", str(port), "--interval", "10", "--repo-dir", str(tiny),
-         "--params", str(repo / "params.yaml")],
-        cwd=tmp_path / "run", env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
+    proc, log = _serve(tmp_path, repo, env, tmp_path / "run", "--port", str(port), "--interval", "10",
+                       "--repo-dir", str(tiny))
     try:
         deadline = time.monotonic() + 240
         done: list[dict] = []
