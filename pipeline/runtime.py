@@ -54,9 +54,7 @@ def atomic_output(path: str | Path, mode: str = "w", encoding: str | None = "utf
     """Open a temp file next to ``path``; rename it over ``path`` only if the block finishes. Temp files
     that a killed writer left behind (``.NAME.<pid>.*.part`` of a process that is gone) are removed first."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_parts(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".part", dir=path.parent)
+    fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as fh:
             yield fh
@@ -69,6 +67,14 @@ def atomic_output(path: str | Path, mode: str = "w", encoding: str | None = "utf
         raise
 
 
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new ``.NAME.<pid>.*.part`` next to ``path`` (the pid lets a later run tell a dead writer's
+    leftovers from a live one's), after removing those of writers that are gone."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_parts(path)
+    return tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".part", dir=path.parent)
+
+
 def write_json_set(files: list[tuple[str | Path, Any, int | None]]) -> None:
     """Several JSON files that only make sense together (a split's train/dev/test and its sizes): each is
     written whole to a temporary name first, and only when all are complete are they renamed into place,
@@ -77,9 +83,7 @@ def write_json_set(files: list[tuple[str | Path, Any, int | None]]) -> None:
     try:
         for path, obj, indent in files:
             path = Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            remove_stale_parts(path)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".part", dir=path.parent)
+            fd, tmp = _temp_beside(path)
             temps.append((tmp, path))
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(obj, fh, indent=indent, sort_keys=True, ensure_ascii=False)

@@ -30,8 +30,8 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Iterator
-from itertools import chain
 from dataclasses import asdict, dataclass, field
+from itertools import chain
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
@@ -219,9 +219,9 @@ def _walk_story(children: Iterable[object], heading: re.Pattern[str]) -> Iterato
         if _skip_container(child):
             continue
         if child.name == "p":
-            inner = [c for c in child.find_all(True) if heading.match(_tag_key(c))]
-            if inner:  # cream: <p><span class="cross-head">…</span></p>
-                yield _Block("heading", inner[0], text_of(inner[0]))
+            inner = next((c for c in child.find_all(True) if heading.match(_tag_key(c))), None)
+            if inner is not None:  # cream: <p><span class="cross-head">…</span></p>
+                yield _Block("heading", inner, text_of(inner))
                 continue
             yield _Block("para", child)
         elif child.name in ("ul", "ol"):
@@ -316,7 +316,7 @@ class _BodyBuilder:
     def __init__(self, ex: Extraction, base: str | None):
         self.ex, self.base = ex, base
         self.tally: list[list[int]] = []  # per section: [paragraphs, list items]
-        self.italic: list[list[bool]] = [[]]  # per container (intro, then each section): trailing notes
+        self.last: list[Tag] = []  # elements of the open container's paragraphs: its tail may be notes
         self.skipping = False
 
     def feed(self, blocks: Iterator[_Block]) -> None:
@@ -339,7 +339,7 @@ class _BodyBuilder:
         self.skipping = False
         self.ex.sections.append(Section(heading=text, paragraphs=[]))
         self.tally.append([0, 0])
-        self.italic.append([])
+        self.last = []
 
     def add(self, container: Tag, parts: list[Tag], is_list: bool) -> None:
         kept = [(text_of(x), x) for x in parts if not is_promo(x)]
@@ -349,25 +349,20 @@ class _BodyBuilder:
         _collect_links(container, self.ex, self.base)
         target = self.ex.sections[-1].paragraphs if self.ex.sections else self.ex.intro
         target.extend(t for t, _ in kept)
-        self.italic[-1].extend(_is_italic_note(x) for _, x in kept)
+        self.last.extend(x for _, x in kept)
         if self.ex.sections:
             self.tally[-1][1 if is_list else 0] += len(kept)
 
     def finish(self) -> None:
         target = self.ex.sections[-1].paragraphs if self.ex.sections else self.ex.intro
-        flags = self.italic[-1]
-        while target and flags and flags[-1]:
+        while target and self.last and _is_italic_note(self.last[-1]):  # only the article's tail is checked
             target.pop()
-            flags.pop()
+            self.last.pop()
             if self.ex.sections:
                 self.tally[-1][0] = max(0, self.tally[-1][0] - 1)
-        kept_sections, kept_tally = [], []
-        for section, tally in zip(self.ex.sections, self.tally, strict=True):
-            if section.paragraphs:
-                section.bullet = tally[1] > tally[0]
-                kept_sections.append(section)
-                kept_tally.append(tally)
-        self.ex.sections = kept_sections
+        for section, (paras, items) in zip(self.ex.sections, self.tally, strict=True):
+            section.bullet = items > paras
+        self.ex.sections = [s for s in self.ex.sections if s.paragraphs]
 
 
 def _collect_links(el: Tag, ex: Extraction, base: str | None) -> None:

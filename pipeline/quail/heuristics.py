@@ -126,11 +126,11 @@ def passage_sentences(context: str) -> list[str]:
     return [s for line in context.splitlines() for s in split_sentences(line)]
 
 
+_STOP = frozenset(ENGLISH_STOP_WORDS)
+
+
 def _non_stop(text: str) -> set[str]:
     return set(content_words(text)) - _STOP
-
-
-_STOP = frozenset(ENGLISH_STOP_WORDS)
 
 
 def predict_ir(questions: list[MCQuestion], make_backend: Callable[[Path], SearchBackend],
@@ -150,7 +150,7 @@ def predict_ir(questions: list[MCQuestion], make_backend: Callable[[Path], Searc
         for text_id, qs in by_text.items():
             backend = make_backend(Path(tmp) / text_id)
             sentences = passage_sentences(qs[0].context)
-            words = [_non_stop(s) for s in sentences]
+            words = {f"{text_id}:{i}": _non_stop(s) for i, s in enumerate(sentences)}
             backend.index({"id": f"{text_id}:{i}", "title": "", "text": s} for i, s in enumerate(sentences))
             queries = {f"{q.qid}|{i}": f"{q.question} {o}" for q in qs for i, o in enumerate(q.options)
                        if i != nei_index(q)}
@@ -161,8 +161,8 @@ def predict_ir(questions: list[MCQuestion], make_backend: Callable[[Path], Searc
                 for i, option in enumerate(q.options):
                     o_words = _non_stop(option)
                     hits = sorted(run.get(f"{q.qid}|{i}", {}).items(), key=lambda kv: (-kv[1], kv[0]))
-                    scores.append(next((score for doc, score in hits if not require_overlap
-                                        or (words[int(doc.rsplit(":", 1)[1])] & q_words
-                                            and words[int(doc.rsplit(":", 1)[1])] & o_words)), 0.0))
+                    scores.append(next((score for doc, score in hits
+                                        if not require_overlap or (words[doc] & q_words and words[doc] & o_words)),
+                                       0.0))
                 out[q.qid] = _pick(q, scores)
     return out

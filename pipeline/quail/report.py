@@ -140,7 +140,7 @@ def markdown_tables(results: dict[str, dict[str, dict]], reference: dict, title:
     for set_name, systems in results.items():
         paper = paper_rows(reference, set_name)
         label = "Table 3, its test split" if set_name == "dev" else "Table 4"
-        types = [t for t in (next(iter(paper.values()))["by_type"] if paper else QUESTION_TYPES)]
+        types = list(next(iter(paper.values()))["by_type"] if paper else QUESTION_TYPES)
         types += [t for t in QUESTION_TYPES if t not in types and any(t in s["by_type"] for s in systems.values())]
         lines += [f"## {set_name}: accuracy (%) by question type" + (f" (paper: {label})" if paper else ""), ""]
         lines.append("| system | " + " | ".join(types) + " | all | n |")
