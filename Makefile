@@ -45,7 +45,7 @@ check-params: setup
 	$(VENV)/bin/python -m pipeline.params --check params.yaml
 
 repro: setup check-params
-	$(VENV)/bin/python -m flows.session -- dvc repro
+	$(VENV)/bin/dvc repro
 
 test: setup
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
@@ -54,7 +54,7 @@ serve: setup check-params
 	$(VENV)/bin/python -m flows.serve
 
 plots: setup
-	$(VENV)/bin/python -m pipeline.plots_template
+	$(VENV)/bin/python -m pipeline.common.plots_template
 	dvc plots show
 
 clean-envs:

@@ -21,7 +21,7 @@ from benchmarks._common import write_result
 from pipeline.crawl.run import run_crawl
 from pipeline.nlquad.articles import extract_articles
 from pipeline.nlquad.discover import discover
-from pipeline.params import CrawlParams, DiscoverParams, ExtractParams, SampleParams
+from pipeline.params import project_section
 from pipeline.sample import WARC_NAME, build_sample
 from pipeline.wayback.archive import ArchiveEndpoints
 from pipeline.wayback.cdx import CdxClient
@@ -31,8 +31,8 @@ from pipeline.wayback.pywb_server import LocalPywb
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        build_sample(SampleParams(), tmp / "sample")
-        dp = DiscoverParams()
+        build_sample(project_section("sample"), tmp / "sample")
+        dp = project_section("discover")
         with LocalPywb([tmp / "sample" / WARC_NAME], tmp / "pywb") as server:
             cdx = CdxClient(f"{server.endpoint}/cdx")
             start, end = dp.start.strftime("%Y%m%d"), dp.end.strftime("%Y%m%d") + "235959"
@@ -45,7 +45,7 @@ def main() -> None:
 
             t = time.perf_counter()
             stats = run_crawl(captures, tmp / "work", tmp / "pages.warc.gz", tmp / "index.jsonl", tmp / "fail.jsonl",
-                              endpoints, CrawlParams(requests_per_minute=0, concurrency=4), dp)
+                              endpoints, project_section("crawl", requests_per_minute=0, concurrency=4), dp)
             spider_s = time.perf_counter() - t
 
             session = requests.Session()
@@ -53,7 +53,7 @@ def main() -> None:
             for r in rows:
                 _ = session.get(endpoints.replay(r["timestamp"], r["url"]), timeout=60).content
             loop_s = time.perf_counter() - t
-        kept, _ = extract_articles(tmp / "pages.warc.gz", ExtractParams())
+        kept, _ = extract_articles(tmp / "pages.warc.gz", project_section("extract"))
     n = len(kept)
     write_result("crawl_efficiency", {
         "input": "offline sample (params.yaml sample defaults) served by pywb 2.10 on 127.0.0.1",

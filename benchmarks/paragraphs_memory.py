@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from benchmarks._common import write_result
-from pipeline.params import SampleParams
+from pipeline.params import project_section
 from pipeline.sample import DUMP_NAME, build_sample
 
 CHILD = """
@@ -57,7 +57,7 @@ def measure(dump: Path, out: Path) -> dict:
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        build_sample(SampleParams(), tmp / "sample")
+        build_sample(project_section("sample"), tmp / "sample")
         one = tmp / "sample" / DUMP_NAME
         ten = tmp / "ten.json.gz"
         scaled_dump(one, ten, 10)

@@ -17,8 +17,8 @@ from pathlib import Path
 from benchmarks._common import write_result
 from pipeline.search.beir_eval import evaluate_backend
 from pipeline.search.es_backend import ElasticsearchBackend
-from pipeline.search.local_es import noida_elasticsearch
 from pipeline.search.tantivy_backend import TantivyBackend
+from tests.local_es import noida_elasticsearch
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir-scifact"
 PUBLISHED = {"ndcg@10": 0.665, "recall@100": 0.908}

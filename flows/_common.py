@@ -1,14 +1,17 @@
-"""What every stage flow shares: params validated before the flow starts, and a retry condition."""
+"""What every stage flow shares: params validated before the flow starts, the Prefect server it reports to
+(``PREFECT_API_URL``, else the shared one of ``flows._server``), and a retry condition."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
+from flows._server import shared_api_url, stage_lease
+from pipeline.common.transient import is_transient
 from pipeline.params import DEFAULT_PARAMS_FILE, Params, ParamsError, load_params
-from pipeline.transient import is_transient
 
 
 def retry_if_transient(task: Any, task_run: Any, state: Any) -> bool:
@@ -34,10 +37,14 @@ def stage_main(flow: Callable[..., Any], argv: list[str] | None = None,
     except ParamsError as exc:
         print(exc, file=sys.stderr)
         return 2
-    if variants:
-        flow(args.variant, params_file=args.params)
-    else:
-        flow(params_file=args.params)
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    api_url = os.environ.get("PREFECT_API_URL") or shared_api_url()
+    with stage_lease(), temporary_settings({PREFECT_API_URL: api_url}):
+        if variants:
+            flow(args.variant, params_file=args.params)
+        else:
+            flow(params_file=args.params)
     return 0
 
 

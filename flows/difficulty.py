@@ -1,100 +1,18 @@
-"""``difficulty`` stage: Sugawara et al. (2022) on the QuAIL held-out dev texts — passage measures against the
-human–model gap (or, without human accuracies, against model accuracy) and the partial-input ablations."""
+"""``difficulty`` stage: the question-difficulty analysis. The work is ``pipeline.stages.difficulty.run``; this is its Prefect flow."""
 
 from __future__ import annotations
 
-import csv
-import json
-import statistics
 import sys
-from pathlib import Path
 
 from prefect import flow
 
 from flows._common import params_of, stage_main
-from flows._quail import heldout_dev, quail_sets, skip_outputs
-from pipeline.difficulty.analysis import analyse, easy_hard, gaps, load_human_accuracies, passage_measures
-from pipeline.quail.mc_model import VARIANTS
-from pipeline.quail.report import accuracy_table, per_question
-from pipeline.runtime import atomic_output, write_json
-
-METRICS = "metrics/difficulty.json"
-PLOT = "plots/difficulty_measures.csv"
-PLOT_COLUMNS = ["qid", "question_type", "passage_words", "fk_grade", "word_zipf", "model_accuracy", "gap"]
-NO_HUMANS = ("QuAIL publishes no per-question human accuracies (its human baseline is an aggregate), so the "
-             "gap, the easy/hard subsets and the tests between them are not computed; set "
-             "difficulty.human_accuracies to a file of them to run those parts")
-
-
-def _system_predictions() -> dict[str, dict[str, dict[str, int]]]:
-    """``{set: {system: {qid: option}}}`` from the baseline and multiple-choice stages, read once. The
-    baselines' ``dev`` is the whole dev set; the held-out texts are part of it."""
-    out: dict[str, dict[str, dict[str, int]]] = {"dev_heldout": {}, "challenge": {}}
-    base = json.loads(Path("data/predictions/quail/baselines.json").read_text(encoding="utf-8"))
-    out["dev_heldout"].update(base.get("dev", {}))
-    out["challenge"].update(base.get("challenge", {}))
-    for variant in VARIANTS:
-        path = Path(f"data/predictions/quail/mc_{variant}.json")
-        preds = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        for set_name, by_qid in preds.items():
-            out.setdefault(set_name, {})[f"mc_{variant}"] = by_qid
-    return out
+from pipeline.stages import difficulty as stage
 
 
 @flow(name="difficulty", log_prints=True)
 def difficulty_flow(params_file: str = "params.yaml") -> dict:
-    params = params_of(params_file)
-    p = params.difficulty
-    sets, train, reason = quail_sets(params.quail)
-    if reason:
-        skip_outputs(reason, [METRICS])
-        with atomic_output(PLOT) as fh:
-            fh.write(",".join(PLOT_COLUMNS) + "\n")
-        return {"skipped": reason}
-    questions = heldout_dev(sets, train)
-    predictions = _system_predictions()
-    systems = predictions["dev_heldout"]
-    missing = [m for m in p.models if m not in systems]
-    if missing:
-        raise ValueError(f"difficulty.models {missing} have no predictions on the held-out dev texts")
-    correct = {m: per_question(questions, systems[m]) for m in p.models}
-    model_acc = {q.qid: 100.0 * statistics.fmean(correct[m][q.qid] for m in p.models) for q in questions}
-    by_text = {}
-    for q in questions:
-        if q.text_id not in by_text:
-            by_text[q.text_id] = passage_measures(q.context)
-    measures = {q.qid: by_text[q.text_id] for q in questions}
-    human = load_human_accuracies(p.human_accuracies) if p.human_accuracies else None
-    result = analyse(measures, model_acc, human)
-    result["models_averaged"] = p.models
-    if human is None:
-        result["human_note"] = NO_HUMANS
-
-    ablations = {}
-    for name, qs in (("dev_heldout", questions), ("challenge", sets.get("challenge", []))):
-        preds = predictions[name]
-        rows = {v: accuracy_table(qs, preds[f"mc_{v}"]) for v in VARIANTS if f"mc_{v}" in preds and qs}
-        if rows:
-            ablations[name] = {v: {"all": t["all"], "by_type": t["by_type"]} for v, t in rows.items()}
-    if human is not None:
-        easy, hard = easy_hard(gaps(human, model_acc))
-        for subset, ids in (("easy", set(easy)), ("hard", set(hard))):
-            sub = [q for q in questions if q.qid in ids]
-            ablations[f"dev_heldout_{subset}"] = {v: accuracy_table(sub, systems[f"mc_{v}"])["all"]
-                                                  for v in VARIANTS if f"mc_{v}" in systems and sub}
-    result["ablations"] = ablations
-
-    gap = gaps(human, model_acc) if human else {}
-    with atomic_output(PLOT) as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(PLOT_COLUMNS)
-        for q in questions:
-            m = measures[q.qid]
-            w.writerow([q.qid, q.question_type, m.passage_words, round(m.fk_grade, 4), m.word_zipf,
-                        round(model_acc[q.qid], 2), "" if q.qid not in gap else round(gap[q.qid], 2)])
-    write_json(METRICS, result)
-    print({k: result[k] for k in ("questions", "model_accuracy")}, "humans:", human is not None)
-    return result
+    return stage.run(params_of(params_file))
 
 
 if __name__ == "__main__":

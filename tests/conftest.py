@@ -30,9 +30,9 @@ def shared() -> Path:
 
 @pytest.fixture(scope="session")
 def small_sample_params():
-    from pipeline.params import SampleParams
+    from pipeline.params import project_section
 
-    return SampleParams(seed=7, n_articles=40, duplicate_captures=8, cross_domain_duplicates=3,
+    return project_section("sample", seed=7, n_articles=40, duplicate_captures=8, cross_domain_duplicates=3,
                         non_article_pages=8, out_of_range_captures=2, wiki_articles=300)
 
 
@@ -53,7 +53,7 @@ def venv_bin(name: str) -> str:
 @pytest.fixture(scope="session")
 def noida_es(tmp_path_factory):
     """noida-db (a real HTTP server speaking the Elasticsearch API) on 127.0.0.1, stopped by PID."""
-    from pipeline.search.local_es import noida_elasticsearch
+    from tests.local_es import noida_elasticsearch
 
     with noida_elasticsearch(tmp_path_factory.mktemp("noida")) as url:
         yield url

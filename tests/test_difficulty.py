@@ -7,8 +7,16 @@ import json
 import pytest
 from scipy import stats
 
-from pipeline.difficulty.analysis import (PassageMeasures, analyse, easy_hard, gaps, load_human_accuracies,
-                                          passage_measures, pearson, welch)
+from pipeline.difficulty.analysis import (
+    PassageMeasures,
+    analyse,
+    easy_hard,
+    gaps,
+    load_human_accuracies,
+    passage_measures,
+    pearson,
+    welch,
+)
 
 X = [1.0, 2.0, 3.5, 4.0, 5.5, 7.0, 8.0]
 Y = [2.1, 2.9, 4.2, 3.8, 6.0, 7.7, 7.9]

@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.params import Params
+from tests.import_walk import project_files
 
 
 def _expand(stages: dict) -> dict:
@@ -28,14 +29,50 @@ def _dvc(repo: Path) -> dict:
     return dvc
 
 
-def test_every_stage_runs_a_flow_module_it_depends_on(repo):
+def test_every_stage_runs_the_flow_of_its_name(repo):
+    """``dvc.yaml``'s ``name`` -> ``flows/<name>.py`` -> a Prefect flow called ``name``: one step apart."""
     for name, stage in _dvc(repo)["stages"].items():
         cmd = stage["cmd"]
         assert cmd.startswith("python -m flows."), f"{name}: {cmd}"
         module = cmd.split()[2]
-        mod = importlib.import_module(module)
-        assert hasattr(mod, "__doc__")
+        base = name.split("@")[0]
+        assert module == f"flows.{base}", f"{name} runs {module}"
+        flow = getattr(importlib.import_module(module), f"{base}_flow")
+        assert flow.name == base, f"{module}.{base}_flow is named {flow.name!r}"
         assert module.replace(".", "/") + ".py" in stage["deps"], f"{name} must depend on its flow module"
+
+
+def _undeclared(repo: Path, stage: dict) -> list[str]:
+    declared = [d.rstrip("/") for d in stage["deps"] if d.startswith(("flows/", "pipeline/"))]
+    files = project_files(repo, stage["cmd"].split()[2])
+    return sorted(str(f) for f in files if not any(str(f) == d or str(f).startswith(d + "/") for d in declared))
+
+
+def test_every_project_file_a_stage_imports_is_a_declared_dep(repo):
+    """An edit to any file a stage can execute reruns the stage: every import, followed to the end, is covered
+    by a declared file or folder (a folder covers its data files too, like porter2_overrides.json)."""
+    problems = {name: missing for name, stage in _dvc(repo)["stages"].items() if (missing := _undeclared(repo, stage))}
+    assert not problems, f"stages import project files they do not declare as deps: {problems}"
+
+
+def test_the_import_walk_sees_imports_inside_functions(tmp_path):
+    """The walk above must be able to fail: a module imported only inside a function, relatively or
+    absolutely, is found, and so is a package's __init__."""
+    (tmp_path / "flows").mkdir()
+    (tmp_path / "pipeline" / "deep").mkdir(parents=True)
+    for init in ("flows/__init__.py", "pipeline/__init__.py", "pipeline/deep/__init__.py"):
+        (tmp_path / init).write_text("")
+    (tmp_path / "flows" / "x.py").write_text("def f():\n    from pipeline.deep import hidden\n")
+    (tmp_path / "pipeline" / "deep" / "hidden.py").write_text("def g():\n    from . import leaf\n")
+    (tmp_path / "pipeline" / "deep" / "leaf.py").write_text("import json\n")
+    found = {str(f) for f in project_files(tmp_path, "flows.x")}
+    assert found == {"flows/__init__.py", "flows/x.py", "pipeline/__init__.py", "pipeline/deep/__init__.py",
+                     "pipeline/deep/hidden.py", "pipeline/deep/leaf.py"}
+    stage = {"cmd": "python -m flows.x", "deps": ["flows/x.py", "flows/__init__.py", "pipeline/__init__.py"]}
+    assert _undeclared(tmp_path, stage) == ["pipeline/deep/__init__.py", "pipeline/deep/hidden.py",
+                                            "pipeline/deep/leaf.py"]
+    stage["deps"].append("pipeline/deep")
+    assert _undeclared(tmp_path, stage) == []
 
 
 def test_foreach_items_are_the_variants_the_flow_accepts(repo):

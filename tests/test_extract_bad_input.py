@@ -11,8 +11,9 @@ import pytest
 from pipeline.nlquad import articles
 from pipeline.nlquad.articles import CorruptWarcError, extract_articles, iter_warc_pages
 from pipeline.nlquad.extract import extract_page
-from pipeline.params import ExtractParams
+from pipeline.params import project_section
 from pipeline.sample import WARC_NAME
+from tests.params_files import write_params
 
 URL = "https://www.bbc.co.uk/news/uk-12345678"
 
@@ -33,8 +34,8 @@ def test_truncated_warc_fails_naming_file_and_offset(warc, tmp_path):
     data, n = warc
     path = _write(tmp_path, data[: len(data) // 2])
     with pytest.raises(CorruptWarcError, match=r"pages\.warc\.gz: record at byte offset \d+: truncated"):
-        extract_articles(path, ExtractParams())
-    rows, counts = extract_articles(path, ExtractParams(bad_records="skip"))
+        extract_articles(path, project_section("extract"))
+    rows, counts = extract_articles(path, project_section("extract", bad_records="skip"))
     assert counts["lost_records"] == 1 and counts["pages"] < n and rows
     offset = counts["lost_record_offsets"][0]
     assert 0 < offset < len(data) // 2
@@ -72,7 +73,7 @@ def test_one_failing_page_is_rejected_not_the_stage(warc, tmp_path, monkeypatch)
         return real(body, url, *args)
 
     monkeypatch.setattr(articles, "extract_page", flaky)
-    rows, counts = extract_articles(path, ExtractParams())
+    rows, counts = extract_articles(path, project_section("extract"))
     assert counts["rejected_parse_error"] == 1 and rows
 
 
@@ -100,7 +101,6 @@ def test_oversized_and_deep_pages_are_rejected_cheaply():
 
 
 def test_extract_metrics_list_lost_records(warc, tmp_path, monkeypatch):
-    import yaml
 
     from flows.extract import extract_flow
 
@@ -108,11 +108,11 @@ def test_extract_metrics_list_lost_records(warc, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data/raw").mkdir(parents=True)
     (tmp_path / "data/raw/pages.warc.gz").write_bytes(data[: len(data) * 2 // 3])
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"extract": {"bad_records": "skip"}}))
+    write_params(tmp_path / "params.yaml", {"extract": {"bad_records": "skip"}})
     extract_flow.fn(params_file=str(tmp_path / "params.yaml"))
     metrics = json.loads((tmp_path / "metrics/extract.json").read_text())
     assert metrics["lost_records"] == 1 and len(metrics["lost_record_offsets"]) == 1
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"extract": {"bad_records": "fail"}}))
+    write_params(tmp_path / "params.yaml", {"extract": {"bad_records": "fail"}})
     before = (tmp_path / "data/interim/articles.jsonl").read_bytes()
     with pytest.raises(CorruptWarcError):
         extract_flow.fn(params_file=str(tmp_path / "params.yaml"))

@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.nlquad.discover import classify
 from pipeline.nlquad.extract import extract_page, is_bbc_host, path_rejection
-from pipeline.params import DiscoverParams
+from pipeline.params import project_section
 
 PARAS = [f"Paragraph {i} of the story says something worth reading about the matter at hand." for i in range(6)]
 
@@ -49,11 +49,11 @@ def test_bbc_host_on_a_dot_boundary():
     ("https://www.bbc.co.uk/news/world/europe", "not_article_url"),
 ])
 def test_discover_accepts_every_article_url_form(path, expected):
-    assert classify(path, DiscoverParams()) == expected
+    assert classify(path, project_section("discover")) == expected
 
 
 def test_discover_date_range_beyond_2020():
-    p = DiscoverParams(start="2016-01-01", end="2026-06-30")
+    p = project_section("discover", start="2016-01-01", end="2026-06-30")
     assert p.end.year == 2026
 
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from pipeline.span_qa.longformer import convert_to_longformer
-from pipeline.finetune import resolve_model_path
+from pipeline.training.finetune import resolve_model_path
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,15 @@ import json
 import pytest
 
 from pipeline.nlquad.articles import extract_articles, iter_warc_pages
-from pipeline.nlquad.build import OffsetError, build_dataset, check_offsets, dataset_statistics
+from pipeline.nlquad.build import (
+    OffsetError,
+    build_dataset,
+    check_offsets,
+    dataset_statistics,
+)
 from pipeline.nlquad.discover import select_captures
 from pipeline.nlquad.extract import Extraction, Section, clean, extract_page
-from pipeline.params import DiscoverParams, ExtractParams
+from pipeline.params import project_section
 from pipeline.sample import WARC_NAME
 from pipeline.wayback.cdx import CdxCapture, parse_cdx_json
 
@@ -39,13 +44,13 @@ def test_sample_pages_extract_to_what_was_written(small_sample):
 
 
 def test_dedup_keeps_one_article_per_story(small_sample):
-    rows, counts = extract_articles(small_sample / WARC_NAME, ExtractParams())
+    rows, counts = extract_articles(small_sample / WARC_NAME, project_section("extract"))
     truth_ids = {json.loads(line)["article_id"] for line in (small_sample / "articles.jsonl").open()}
     kept = [r["canonical_url"].rsplit("/", 1)[1] for r in rows]
     assert len(kept) == len(set(kept)) == len(truth_ids)
     assert counts["duplicate_canonical_url"] > 0  # re-captures and bbc.com copies share the path
     first = {r["canonical_url"]: r["capture_timestamp"] for r in rows}
-    latest, _ = extract_articles(small_sample / WARC_NAME, ExtractParams(keep="latest"))
+    latest, _ = extract_articles(small_sample / WARC_NAME, project_section("extract", keep="latest"))
     assert any(first[r["canonical_url"]] < r["capture_timestamp"] for r in latest if r["canonical_url"] in first)
 
 
@@ -104,17 +109,17 @@ def test_cdx_formats_and_capture_selection():
         c("https://www.bbc.com/news/uk-38000001", "20170201000000", "A"),     # same story, other host
         c("https://www.bbc.co.uk/news/av/uk-38000002", "20170201000000", "C"),
         c("https://www.bbc.co.uk/news/world", "20170201000000", "D"),
-    ], DiscoverParams())
+    ], project_section("discover"))
     assert [(x.url, x.timestamp) for x in chosen] == [("https://www.bbc.co.uk/news/uk-38000001", "20170201000000")]
     assert counts["excluded"] == 1 and counts["not_article_url"] == 1 and counts["duplicate_digest"] >= 1
 
 
 def test_a_2016_to_2026_sample_builds_discovers_and_extracts(tmp_path):
     """Date ranges past the paper's 2020: the sample, discovery's range filter and the extractor all hold."""
-    from pipeline.params import SampleParams
+    from pipeline.params import project_section
     from pipeline.sample import build_sample
 
-    p = SampleParams(seed=3, n_articles=20, duplicate_captures=2, cross_domain_duplicates=1, non_article_pages=4,
+    p = project_section("sample", seed=3, n_articles=20, duplicate_captures=2, cross_domain_duplicates=1, non_article_pages=4,
                      out_of_range_captures=2, wiki_articles=20, strategyqa_questions=0,
                      start="2016-01-01", end="2026-06-30")
     build_sample(p, tmp_path)
@@ -122,7 +127,7 @@ def test_a_2016_to_2026_sample_builds_discovers_and_extracts(tmp_path):
     assert max(r["timestamp"] for r in rows) > "2021"
     caps = [CdxCapture(url=r["url"], timestamp=r["timestamp"], status=str(r["status"]), mime="text/html",
                        digest=r.get("digest") or r["timestamp"]) for r in rows if str(r["status"]) == "200"]
-    chosen, counts = select_captures(caps, DiscoverParams(start="2016-01-01", end="2026-06-30"))
+    chosen, counts = select_captures(caps, project_section("discover", start="2016-01-01", end="2026-06-30"))
     assert counts["articles"] == len(chosen) >= 20
-    articles, ecounts = extract_articles(tmp_path / WARC_NAME, ExtractParams())
+    articles, ecounts = extract_articles(tmp_path / WARC_NAME, project_section("extract"))
     assert len(articles) >= 20 and max(a["date"] for a in articles) > "2021"  # (+ the out-of-range ones)

@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from flows.serve import start_server
-from pipeline.runtime import free_port, stop_process_group
+from flows._server import start_server
+from pipeline.common.runtime import free_port, stop_process_group
 
 SECRET = "team:correct-horse-battery"
 

@@ -15,8 +15,8 @@ import httpx
 import pytest
 from filelock import FileLock
 
-from flows.serve import start_server
-from pipeline.runtime import free_port, stop_process_group
+from flows._server import start_server
+from pipeline.common.runtime import free_port, stop_process_group
 from tests.conftest import venv_bin
 
 

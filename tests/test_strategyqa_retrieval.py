@@ -7,8 +7,17 @@ import json
 import pytest
 
 from pipeline.search.analysis import remove_stop_words
-from pipeline.strategyqa.data import StrategyQuestion, load_predicted_decompositions, load_questions
-from pipeline.strategyqa.retrieval import mean_recall, merge_step_runs, recall_at_k, step_queries
+from pipeline.strategyqa.data import (
+    StrategyQuestion,
+    load_predicted_decompositions,
+    load_questions,
+)
+from pipeline.strategyqa.retrieval import (
+    mean_recall,
+    merge_step_runs,
+    recall_at_k,
+    step_queries,
+)
 
 
 def q(evidence, qid="q1", decomposition=("Step one?", "Is #1 bigger than 5?")) -> StrategyQuestion:

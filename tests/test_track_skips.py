@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 
+from tests.params_files import write_params
 from flows.benchmark_sources import benchmark_sources_flow
 from flows.difficulty import difficulty_flow
 from flows.quail_baselines import quail_baselines_flow
@@ -19,7 +19,7 @@ from flows.strategyqa_qa import strategyqa_qa_flow
 def _params(tmp_path, **sources):
     base = {"strategyqa_train": "absent/train.json", "strategyqa_eval": "absent/dev.json",
             "quail_dev": "absent/quail_dev.xml", "quail_challenge": "absent/challenge.jsonl", **sources}
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"benchmark_sources": base}))
+    write_params(tmp_path / "params.yaml", {"benchmark_sources": base})
     return str(tmp_path / "params.yaml")
 
 
@@ -73,17 +73,17 @@ def test_difficulty_with_human_accuracies_runs_the_gap_parts(tmp_path, monkeypat
 
     monkeypatch.chdir(tmp_path)
     _tiny_quail(tmp_path / "dev.xml")
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({
+    write_params(tmp_path / "params.yaml", {
         "benchmark_sources": {"strategyqa_train": "absent.json", "strategyqa_eval": "absent.json",
                               "quail_dev": "dev.xml", "quail_challenge": "absent.jsonl"},
         "quail": {"train_share": 0.6, "seed": 1},
         "difficulty": {"human_accuracies": "humans.json", "models": ["mc_full"]},
-    }))
+    })
     params = str(tmp_path / "params.yaml")
     benchmark_sources_flow.fn(params_file=params)
     quail_baselines_flow.fn(params_file=params)
-    from flows._quail import heldout_dev, quail_sets
     from pipeline.params import load_params
+    from pipeline.quail.sets import heldout_dev, quail_sets
 
     sets, train, _ = quail_sets(load_params(params).quail)
     held = heldout_dev(sets, train)

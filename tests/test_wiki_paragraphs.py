@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import gzip
 import json
-
-import pytest
 import logging
 from collections import Counter
+
+import pytest
 
 from pipeline.sample import DUMP_NAME
 from pipeline.sample.cirrus_dump import cirrus_documents

@@ -12,7 +12,7 @@ import asyncio
 import email.utils
 import time
 
-from scrapy.downloadermiddlewares.retry import RetryMiddleware
+from scrapy.downloadermiddlewares.retry import RetryMiddleware, get_retry_request
 from scrapy.utils.response import response_status_message
 
 
@@ -37,6 +37,13 @@ class BackoffRetryMiddleware(RetryMiddleware):
         self.base = settings.getfloat("RETRY_BACKOFF_BASE", 2.0)
         self.cap = settings.getfloat("RETRY_BACKOFF_MAX", 300.0)
 
+    def _retry_request(self, request, reason):
+        """Scrapy's public ``get_retry_request`` (counts, stats and the give-up log), with the per-request
+        ``max_retry_times`` a request may carry in its meta."""
+        return get_retry_request(request, spider=self.crawler.spider, reason=reason,
+                                 max_retry_times=request.meta.get("max_retry_times", self.max_retry_times),
+                                 priority_adjust=request.meta.get("priority_adjust", self.priority_adjust))
+
     def _delay(self, request, retry_after: float | None) -> float:
         attempt = request.meta.get("retry_times", 0)
         delay = min(self.cap, self.base * (2 ** attempt))
@@ -47,7 +54,7 @@ class BackoffRetryMiddleware(RetryMiddleware):
     async def process_response(self, request, response, spider=None):
         if request.meta.get("dont_retry", False) or response.status not in self.retry_http_codes:
             return response
-        retry = self._retry(request, response_status_message(response.status))
+        retry = self._retry_request(request, response_status_message(response.status))
         if retry is None:
             return response  # out of retries: the spider records the failure
         await asyncio.sleep(self._delay(request, retry_after_seconds(response.headers.get("Retry-After"))))
@@ -56,7 +63,7 @@ class BackoffRetryMiddleware(RetryMiddleware):
     async def process_exception(self, request, exception, spider=None):
         if request.meta.get("dont_retry", False) or not isinstance(exception, self.exceptions_to_retry):
             return None
-        retry = self._retry(request, exception)
+        retry = self._retry_request(request, exception)
         if retry is None:
             return None
         await asyncio.sleep(self._delay(request, None))

@@ -15,12 +15,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pipeline.common.runtime import atomic_output, get_logger
+from pipeline.common.transient import RETRYABLE_HTTP_STATUS
 from pipeline.crawl.warc_store import finalize, read_index
 from pipeline.params import CrawlParams, DiscoverParams
-from pipeline.runtime import atomic_output, get_logger
 from pipeline.wayback.archive import ArchiveEndpoints
 
 SPIDER = Path(__file__).with_name("spider.py")
+
+
+def user_agent(contact: str | None) -> str:
+    """Who is asking and how to reach them (``crawl.contact``), as archives ask of research crawlers."""
+    return "qa-pipeline/0.1 (reading-comprehension research crawler" + (f"; +{contact})" if contact else ")")
 
 
 def scrapy_settings(p: CrawlParams) -> dict[str, Any]:
@@ -36,12 +42,16 @@ def scrapy_settings(p: CrawlParams) -> dict[str, Any]:
         "AUTOTHROTTLE_TARGET_CONCURRENCY": 1.0,
         "RETRY_ENABLED": True,
         "RETRY_TIMES": p.retries,
-        "RETRY_HTTP_CODES": [408, 429, 500, 502, 503, 504, 522, 524],
+        "RETRY_HTTP_CODES": sorted(RETRYABLE_HTTP_STATUS),
         "RETRY_BACKOFF_BASE": p.backoff_base_s,
         "RETRY_BACKOFF_MAX": p.backoff_max_s,
         "DOWNLOADER_MIDDLEWARES": {
             "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
             "pipeline.crawl.middleware.BackoffRetryMiddleware": 550,
+        },
+        "ITEM_PIPELINES": {
+            "pipeline.crawl.item_pipelines.WarcPartPipeline": 100,
+            "pipeline.crawl.item_pipelines.FailureLogPipeline": 200,
         },
         "DOWNLOAD_TIMEOUT": p.timeout_s,
         "DOWNLOAD_FAIL_ON_DATALOSS": True,
@@ -51,7 +61,7 @@ def scrapy_settings(p: CrawlParams) -> dict[str, Any]:
         "TELNETCONSOLE_ENABLED": False,
         "REMOTE_CONTROL_ENABLED": False,  # no listening sockets from a crawler
         "LOG_LEVEL": "INFO",
-        "USER_AGENT": "qa-pipeline/0.1 (reading-comprehension research crawler)",
+        "USER_AGENT": user_agent(p.contact),
     }
 
 

@@ -4,8 +4,9 @@ It fetches every capture in the frozen list in raw ``id_`` mode, skipping those 
 already stored, and follows links in article bodies to other BBC News articles: each new article is
 looked up in the CDX index for the capture nearest the linking page's date inside the time range, then
 fetched, up to ``follow_depth`` hops. Politeness, retries and caching are Scrapy settings (see
-``pipeline/crawl/run.py``); a capture that still fails after the last retry is written with its reason to
-``crawl_failures`` rather than dropped.
+``pipeline/crawl/run.py``). The spider stores nothing itself: it yields a capture item per fetched page and a
+failure item (with its reason) per capture that still fails after the last retry, and the item pipelines in
+``pipeline/crawl/item_pipelines.py`` write them.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from urllib.parse import urlencode
 
 import scrapy
 
-from pipeline.crawl.warc_store import PartWriter, read_index
+from pipeline.common.jsonl import iter_jsonl
+from pipeline.crawl.item_pipelines import CAPTURE, FAILURE
+from pipeline.crawl.warc_store import read_index
 from pipeline.nlquad.discover import article_key
 from pipeline.nlquad.extract import extract_page
+from pipeline.wayback.archive import ArchiveEndpoints
 from pipeline.wayback.cdx import parse_cdx_json
 
 _TS_IN_URL = re.compile(r"/(\d{14})id_/")
@@ -42,17 +46,15 @@ class ArchiveSpider(scrapy.Spider):
         self.cfg = json.loads(Path(config).read_text(encoding="utf-8"))
         self.out_dir = Path(self.cfg["out_dir"])
         self.done = read_index(self.out_dir)
-        self.writer: PartWriter | None = None
         self.known: set[str] = set(self.done)
-        self.failures = open(self.out_dir / "failures.jsonl", "a", encoding="utf-8")
         self.article_pattern = re.compile(self.cfg["article_pattern"])
         self.exclude_pattern = re.compile(self.cfg["exclude_pattern"])
 
     def _replay(self, timestamp: str, url: str) -> str:
-        return self.cfg["replay_template"].format(timestamp=timestamp, url=url)
+        return ArchiveEndpoints(self.cfg["cdx_url"], self.cfg["replay_template"]).replay(timestamp, url)
 
     async def start(self):
-        rows = [json.loads(line) for line in Path(self.cfg["captures"]).read_text().splitlines() if line.strip()]
+        rows = list(iter_jsonl(self.cfg["captures"], "capture line"))
         self.known.update(r["key"] for r in rows)
         for row in rows:
             if row["key"] in self.done:
@@ -63,14 +65,13 @@ class ArchiveSpider(scrapy.Spider):
     def parse_capture(self, response):
         cap = response.meta["capture"]
         if response.status != 200:
-            self._fail(cap, f"HTTP {response.status} after retries")
+            yield self._failure(cap, f"HTTP {response.status} after retries")
             return
         match = _TS_IN_URL.search(response.url)  # a redirect to another capture changes the timestamp
         timestamp = match.group(1) if match else cap["timestamp"]
-        if self.writer is None:
-            self.writer = PartWriter(self.out_dir)
         ctype = response.headers.get("Content-Type", b"text/html").decode("latin-1")
-        self.writer.write(cap["key"], cap["url"], timestamp, 200, ctype, response.body, response.meta["hops"])
+        yield {"kind": CAPTURE, "key": cap["key"], "url": cap["url"], "timestamp": timestamp, "content_type": ctype,
+               "body": response.body, "hops": response.meta["hops"]}
         if response.meta["hops"] >= self.cfg["follow_depth"]:
             return
         for link in extract_page(response.body, cap["url"]).links:
@@ -89,12 +90,12 @@ class ArchiveSpider(scrapy.Spider):
     def parse_lookup(self, response):
         cap = response.meta["capture"]
         if response.status != 200:
-            self._fail(cap, f"CDX lookup HTTP {response.status} after retries")
+            yield self._failure(cap, f"CDX lookup HTTP {response.status} after retries")
             return
         caps, _ = parse_cdx_json(response.text)
         in_range = [c for c in caps if c.status == "200" and self.cfg["start"] <= c.timestamp[:8] <= self.cfg["end"]]
         if not in_range:
-            self._fail(cap, "no capture in the time range", lookup=True)
+            yield self._failure(cap, "no capture in the time range", lookup=True)
             return
         target = int(cap["timestamp"])
         best = min(in_range, key=lambda c: (abs(int(c.timestamp) - target), c.timestamp))
@@ -105,18 +106,14 @@ class ArchiveSpider(scrapy.Spider):
 
     def on_error(self, failure):
         request = failure.request
-        self._fail(request.meta.get("capture", {"url": request.url}), repr(failure.value)[:300])
+        yield self._failure(request.meta.get("capture", {"url": request.url}), repr(failure.value)[:300])
 
-    def _fail(self, cap: dict, reason: str, lookup: bool = False) -> None:
-        row = {"key": cap.get("key"), "url": cap.get("url"), "timestamp": cap.get("timestamp"), "reason": reason,
-               "link_lookup": lookup}
-        self.failures.write(json.dumps(row, sort_keys=True) + "\n")
-        self.failures.flush()
+    @staticmethod
+    def _failure(cap: dict, reason: str, lookup: bool = False) -> dict:
+        return {"kind": FAILURE, "key": cap.get("key"), "url": cap.get("url"), "timestamp": cap.get("timestamp"),
+                "reason": reason, "link_lookup": lookup}
 
     def closed(self, reason):
-        if self.writer is not None:
-            self.writer.close()
-        self.failures.close()
         stats = self.crawler.stats.get_stats()
         with open(self.out_dir / "runs.jsonl", "a", encoding="utf-8") as fh:  # one line per (resumed) run
             fh.write(json.dumps({k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in stats.items()},

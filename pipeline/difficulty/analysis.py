@@ -15,6 +15,8 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.common.jsonl import iter_jsonl
+
 EASY_MAX_GAP = 20.0
 HARD_MIN_GAP = 40.0
 MEASURES = ("passage_words", "fk_grade", "word_zipf")
@@ -139,14 +141,8 @@ def load_human_accuracies(path: str | Path) -> dict[str, float]:
     if not path.exists():
         raise FileNotFoundError(f"human accuracies file not found: {path}")
     if path.suffix == ".jsonl":
-        raw = {}
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                try:
-                    row = json.loads(line)
-                    raw[row["qid"]] = float(row["human_accuracy"])
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                    raise ValueError(f"{path}:{lineno}: expected qid and human_accuracy ({exc})") from None
+        raw = dict(iter_jsonl(path, "human accuracy line (qid, human_accuracy)",
+                              lambda r: (r["qid"], float(r["human_accuracy"]))))
     else:
         raw = {k: float(v) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
     bad = [q for q, v in raw.items() if not 0 <= v <= 100]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import zlib
 from collections import Counter
 from collections.abc import Iterator
@@ -20,10 +19,11 @@ from typing import BinaryIO
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
+from pipeline.common.jsonl import iter_jsonl
+from pipeline.common.runtime import get_logger, progress
 from pipeline.nlquad.discover import article_key
 from pipeline.nlquad.extract import Extraction, Section, extract_page
 from pipeline.params import ExtractParams
-from pipeline.runtime import get_logger, progress
 
 
 class CorruptWarcError(ValueError):
@@ -157,10 +157,8 @@ def extract_articles(warc: Path, params: ExtractParams) -> tuple[list[dict], Cou
 
 
 def load_articles(path: Path) -> list[Extraction]:
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
+    def article(row: dict) -> Extraction:
         row.pop("capture_timestamp", None)
-        row["sections"] = [Section(**s) for s in row["sections"]]
-        out.append(Extraction(**row))
-    return out
+        return Extraction(**{**row, "sections": [Section(**s) for s in row["sections"]]})
+
+    return list(iter_jsonl(path, "extracted article line", article))

@@ -18,6 +18,7 @@ from collections import Counter
 from typing import Any, Iterable
 
 from pipeline.nlquad.extract import Extraction
+from pipeline.span_qa.data import iter_qas
 
 PARA_SEP = " "
 
@@ -68,14 +69,11 @@ def article_record(ex: Extraction, doc_id: str) -> tuple[dict[str, Any], Counter
 def check_offsets(dataset: dict[str, Any]) -> int:
     """Raise :class:`OffsetError` unless every answer is exactly its span of the context."""
     n = 0
-    for art in dataset["data"]:
-        for para in art["paragraphs"]:
-            ctx = para["context"]
-            for qa in para["qas"]:
-                for ans in qa["answers"]:
-                    if ctx[ans["answer_start"]:ans["answer_end"]] != ans["text"]:
-                        raise OffsetError(f"{qa['id']}: context[{ans['answer_start']}:{ans['answer_end']}] != answer")
-                    n += 1
+    for para, qa in iter_qas(dataset):
+        for ans in qa["answers"]:
+            if para["context"][ans["answer_start"]:ans["answer_end"]] != ans["text"]:
+                raise OffsetError(f"{qa['id']}: context[{ans['answer_start']}:{ans['answer_end']}] != answer")
+            n += 1
     return n
 
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import asdict
 from urllib.parse import urlsplit
 
+from pipeline.common.runtime import get_logger
 from pipeline.params import DiscoverParams
-from pipeline.runtime import get_logger
 from pipeline.wayback.cdx import CdxCapture, CdxClient
 
 

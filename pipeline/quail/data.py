@@ -13,6 +13,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from pipeline.common.jsonl import iter_jsonl
+
 QUESTION_TYPES = ("Factual", "Temporal_order", "Character_identity", "Causality", "Entity_properties",
                   "Belief_states", "Subsequent_state", "Event_duration", "Unanswerable")
 DOMAINS = ("fiction", "news", "blogs", "user_stories")
@@ -80,21 +82,13 @@ def load_xml(path: Path) -> list[MCQuestion]:
 
 
 def load_jsonl(path: Path) -> list[MCQuestion]:
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                r = json.loads(line)
-                key = r.get("correct_answer_id")
-                out.append(MCQuestion(
-                    r["id"], r["context_id"], r.get("domain", ""), r.get("question_type", ""),
-                    _one_line(r["question"]), tuple(_one_line(a) for a in r["answers"]),
-                    int(key) if key not in (None, "") else None, r["context"].strip()))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                raise QuailFormatError(f"{path}:{lineno}: not a QuAIL question line ({type(exc).__name__}: {exc})") from None
-    return out
+    def question(r: dict) -> MCQuestion:
+        key = r.get("correct_answer_id")
+        return MCQuestion(r["id"], r["context_id"], r.get("domain", ""), r.get("question_type", ""),
+                          _one_line(r["question"]), tuple(_one_line(a) for a in r["answers"]),
+                          int(key) if key not in (None, "") else None, r["context"].strip())
+
+    return list(iter_jsonl(path, "QuAIL question line", question, error=QuailFormatError))
 
 
 def load_quail(path: str | Path) -> list[MCQuestion]:

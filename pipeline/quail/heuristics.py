@@ -14,10 +14,10 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from pipeline.common.sentences import split_sentences
 from pipeline.quail.data import NOT_ENOUGH_INFO, MCQuestion
 from pipeline.search.analysis import ENGLISH_STOP_WORDS
 from pipeline.search.base import SearchBackend
-from pipeline.text import split_sentences
 
 _WORD = re.compile(r"\w+(?:'\w+)?")
 

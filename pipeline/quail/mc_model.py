@@ -8,12 +8,10 @@ option. A model trained and tested on a partial input shows how far a set can be
 from __future__ import annotations
 
 import random
-from typing import Literal
 
-from pipeline.pair_encoding import PairFeatures, encode_pairs
 from pipeline.quail.data import MCQuestion
+from pipeline.training.pair_encoding import PairFeatures, encode_pairs
 
-Variant = Literal["full", "passage_options", "question_options", "options"]
 VARIANTS: tuple[str, ...] = ("full", "passage_options", "question_options", "options")
 
 

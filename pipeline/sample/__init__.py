@@ -16,9 +16,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from pipeline.common.jsonl import iter_jsonl
+from pipeline.common.runtime import atomic_output, get_logger, progress
 from pipeline.params import SampleParams
-from pipeline.runtime import atomic_output, get_logger, progress
-from pipeline.sample.bbc_archive import ArchivePlanner, article_truth, capture_row, write_warc
+from pipeline.sample.bbc_archive import (
+    ArchivePlanner,
+    article_truth,
+    capture_row,
+    write_warc,
+)
 from pipeline.sample.cirrus_dump import write_cirrus_dump
 from pipeline.sample.strategyqa_generated import generate_questions
 from pipeline.sample.wiki_vital import load_vital_articles, package_version
@@ -85,10 +91,8 @@ def build_sample(params: SampleParams, out_dir: str | Path | None = None) -> dic
 def capture_year_rows(out_dir: str | Path) -> list[dict[str, Any]]:
     """Captures per year and template, for ``plots/sample_captures.csv``."""
     counts: collections.Counter[tuple[str, str]] = collections.Counter()
-    with (Path(out_dir) / "captures.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            counts[(row["timestamp"][:4], row["template"] or row["kind"])] += 1
+    for row in iter_jsonl(Path(out_dir) / "captures.jsonl", "capture line"):
+        counts[(row["timestamp"][:4], row["template"] or row["kind"])] += 1
     return [{"year": y, "template": t, "captures": n} for (y, t), n in sorted(counts.items())]
 
 

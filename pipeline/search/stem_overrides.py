@@ -19,6 +19,7 @@ from pathlib import Path
 
 import tantivy
 
+from pipeline.common.jsonl import iter_jsonl
 from pipeline.search.analysis import OVERRIDES_FILE, TOKEN_PATTERN
 
 
@@ -26,10 +27,8 @@ def vocabulary(paths: list[Path]) -> set[str]:
     tok = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(TOKEN_PATTERN)).filter(tantivy.Filter.lowercase()).build()
     vocab: set[str] = set()
     for path in paths:
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                row = json.loads(line)
-                vocab.update(tok.analyze(f"{row.get('title', '')} {row.get('text', '')}"))
+        for row in iter_jsonl(path, "paragraph line"):
+            vocab.update(tok.analyze(f"{row.get('title', '')} {row.get('text', '')}"))
     return {w for w in vocab if not any(c in w for c in "'’.")}
 
 

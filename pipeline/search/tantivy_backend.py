@@ -7,7 +7,10 @@ interrupted build never replaces a complete one.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
+import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -15,7 +18,6 @@ import tantivy
 
 from pipeline.search.analysis import ANALYZER, tantivy_analyzer
 from pipeline.search.base import Run
-
 
 
 def _schema() -> tantivy.Schema:
@@ -30,6 +32,33 @@ def _open(path: Path, create: bool) -> tantivy.Index:
     index = tantivy.Index(_schema(), path=str(path), reuse=not create)
     index.register_tokenizer(ANALYZER, tantivy_analyzer())  # tokenizers are not stored with the index
     return index
+
+
+def _canonical_segment_names(path: Path) -> None:
+    """Rename each segment after its content: tantivy names segments with random UUIDs, so two builds from the
+    same paragraphs are byte-identical except for file names and ``meta.json``, and DVC would see a new index
+    (and rerun everything downstream) after every rebuild. Named by a hash of their files, the same paragraphs
+    give the same index hash. Run on a closed, merged index, before it is renamed into place."""
+    meta_path, managed_path = path / "meta.json", path / ".managed.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    renames: dict[str, str] = {}
+    for segment in meta["segments"]:
+        old = segment["segment_id"].replace("-", "")
+        digest = hashlib.sha256()
+        for f in sorted(path.glob(f"{old}.*")):
+            digest.update(f.suffix.encode() + f.read_bytes())
+        new = digest.hexdigest()[:32]
+        renames[old] = new
+        segment["segment_id"] = str(uuid.UUID(new))
+    for old, new in renames.items():
+        for f in path.glob(f"{old}.*"):
+            f.rename(path / f"{new}{f.suffix}")
+    meta_path.write_text(json.dumps(meta, indent=2), encoding="utf-8")
+    managed = json.loads(managed_path.read_text(encoding="utf-8"))
+    for old, new in renames.items():
+        managed = [name.replace(old, new) for name in managed]
+    managed_path.write_text(json.dumps(sorted(managed)), encoding="utf-8")
+    # the empty .tantivy-*.lock files stay: a reader recreates them, which would change the output's hash
 
 
 class TantivyBackend:
@@ -50,6 +79,8 @@ class TantivyBackend:
             n += 1
         writer.commit()
         writer.wait_merging_threads()
+        del writer, index  # closed before the files are renamed
+        _canonical_segment_names(scratch)
         shutil.rmtree(self.path, ignore_errors=True)
         scratch.rename(self.path)
         self._index = None
@@ -82,13 +113,3 @@ class TantivyBackend:
             run[qid] = {doc_id: score for score, doc_id in sorted(scored, key=lambda h: (-h[0], h[1]))}
         return run
 
-    def get(self, doc_ids: list[str]) -> dict[str, dict]:
-        """Stored title and text by id (for building model contexts from retrieved ids)."""
-        index, searcher = self._searcher()
-        out = {}
-        for doc_id in doc_ids:
-            hits = searcher.search(tantivy.Query.term_query(index.schema, "id", doc_id), 1).hits
-            if hits:
-                doc = searcher.doc(hits[0][1])
-                out[doc_id] = {"id": doc_id, "title": doc["title"][0], "text": doc["text"][0]}
-        return out

@@ -17,10 +17,10 @@ from typing import Any
 
 from rank_bm25 import BM25L
 
+from pipeline.common.sentences import sentence_starts
 from pipeline.search.analysis import tantivy_analyzer
-from pipeline.span_qa.metrics import iter_examples, token_offsets
-from pipeline.text import sentence_starts
-
+from pipeline.span_qa.data import iter_examples
+from pipeline.span_qa.metrics import token_offsets
 
 
 @lru_cache(maxsize=1)
@@ -61,11 +61,6 @@ def run_baselines(dataset: dict[str, Any], window_words: int, seed: int) -> dict
     preds: dict[str, dict[str, dict]] = {k: {} for k in ("first_window", "last_window", "random_window",
                                                            "bm25l", "bm25l_oracle")}
     cache: dict[int, tuple] = {}
-    questions = {}
-    for art in dataset["data"]:
-        for para in art["paragraphs"]:
-            for qa in para["qas"]:
-                questions[qa["id"]] = qa["question"]
     for ex in iter_examples(dataset):
         ctx = ex["context"]
         if id(ctx) not in cache:
@@ -75,7 +70,7 @@ def run_baselines(dataset: dict[str, Any], window_words: int, seed: int) -> dict
         offsets, windows, bm25 = cache[id(ctx)]
         if not offsets:
             continue
-        qid, query = ex["id"], _analyze(questions[ex["id"]])
+        qid, query = ex["id"], _analyze(ex["question"])
         preds["first_window"][qid] = _pred(ctx, _window(offsets, 0, window_words))
         preds["last_window"][qid] = _pred(ctx, _window(offsets, max(0, len(offsets) - window_words), window_words))
         preds["random_window"][qid] = _pred(ctx, rng.choice(windows))

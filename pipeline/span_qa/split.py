@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from pipeline.span_qa.data import iter_qas
+
 
 def split_dataset(dataset: dict[str, Any], ratios: dict[str, float], seed: int, group_key: str = "url"
                   ) -> dict[str, dict[str, Any]]:
@@ -32,5 +34,5 @@ def split_dataset(dataset: dict[str, Any], ratios: dict[str, float], seed: int, 
 
 def split_sizes(splits: dict[str, dict[str, Any]]) -> dict[str, dict[str, int]]:
     return {name: {"documents": len(d["data"]),
-                   "questions": sum(len(p["qas"]) for a in d["data"] for p in a["paragraphs"])}
+                   "questions": sum(1 for _ in iter_qas(d))}
             for name, d in splits.items()}

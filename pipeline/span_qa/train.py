@@ -1,4 +1,4 @@
-"""Span-QA fine-tuning on window features: the shared loop (``pipeline.finetune``) with a QA head.
+"""Span-QA fine-tuning on window features: the shared loop (``pipeline.training.finetune``) with a QA head.
 
 Labels are the window's start/end token positions (CLS where the answer is outside the window); for the
 Longformer the question and its special tokens get global attention.
@@ -11,8 +11,8 @@ from typing import Any
 
 import torch
 
-from pipeline.finetune import TrainConfig, fine_tune, pad, predict_batches
 from pipeline.span_qa.features import WindowFeatures
+from pipeline.training.finetune import TrainConfig, fine_tune, pad, predict_batches
 
 
 def collate(feats: WindowFeatures, idx: list[int], pad_id: int, with_labels: bool = True,

@@ -11,11 +11,11 @@ Paragraphs enter in rank order as ``title: text`` and the tokenizer cuts the tai
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from pipeline.common.jsonl import iter_jsonl
 from pipeline.strategyqa.data import StrategyQuestion, load_paragraphs
 
 SETTINGS = ("question_only", "ir_q", "ir_d", "ora_p")
@@ -37,17 +37,9 @@ def read_paragraphs(path: str | Path, wanted: set[str]) -> dict[str, dict]:
     if path.suffix == ".json":
         raw = load_paragraphs(path)
         return {pid: raw[pid] for pid in wanted & raw.keys()}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                pid = row["id"]
-            except (json.JSONDecodeError, KeyError) as exc:
-                raise ValueError(f"{path}:{lineno}: not a paragraph line ({exc})") from None
-            if pid in wanted:
-                out[pid] = {"title": row.get("title", ""), "text": row.get("text", "")}
+    for pid, row in iter_jsonl(path, "paragraph line", lambda r: (str(r["id"]), r)):
+        if pid in wanted:
+            out[pid] = {"title": row.get("title", ""), "text": row.get("text", "")}
     return out
 
 

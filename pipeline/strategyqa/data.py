@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.common.jsonl import iter_jsonl
+
 
 @dataclass(frozen=True)
 class StrategyQuestion:
@@ -118,13 +120,5 @@ def load_paragraph_records(path: str | Path) -> dict[str, dict]:
 
 def load_predicted_decompositions(path: str | Path) -> dict[str, list[str]]:
     """``{qid: [step, ...]}`` from a predictions jsonl such as ``bart_decomp_dev_predictions.jsonl``."""
-    out = {}
-    with Path(path).open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    row = json.loads(line)
-                    out[row["qid"]] = list(row["decomposition"])
-                except (json.JSONDecodeError, KeyError) as exc:
-                    raise ValueError(f"{path}:{lineno}: not a prediction line ({exc})") from None
-    return out
+    return dict(iter_jsonl(path, "prediction line (qid, decomposition)",
+                           lambda r: (r["qid"], list(r["decomposition"]))))

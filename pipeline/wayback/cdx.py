@@ -19,6 +19,8 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
+from pipeline.common.transient import RETRYABLE_HTTP_STATUS
+
 USER_AGENT = "qa-pipeline/0.1 (reading-comprehension research; https://github.com/) python-requests"
 
 
@@ -61,7 +63,7 @@ def parse_cdx_json(text: str) -> tuple[list[CdxCapture], str | None]:
 
 def retrying_session(total: int = 5, backoff: float = 2.0) -> requests.Session:
     session = requests.Session()
-    retry = Retry(total=total, backoff_factor=backoff, status_forcelist=(429, 500, 502, 503, 504),
+    retry = Retry(total=total, backoff_factor=backoff, status_forcelist=sorted(RETRYABLE_HTTP_STATUS),
                   allowed_methods=frozenset({"GET", "HEAD"}), respect_retry_after_header=True,
                   raise_on_status=False)
     adapter = HTTPAdapter(max_retries=retry)

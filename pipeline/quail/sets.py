@@ -1,13 +1,13 @@
-"""What the QuAIL flows share: the sets from the manifest, the dev split by text, and the skip record."""
+"""What the QuAIL stages share: the sets named in the benchmark manifest, the dev split by text (train share and
+held-out texts), and the record a stage leaves when its inputs are missing."""
 
 from __future__ import annotations
 
-
-from pipeline.benchmark_sources import read_manifest, skipped
+from pipeline.common.benchmark_sources import read_manifest, skipped
+from pipeline.common.runtime import atomic_output, get_logger, write_json
 from pipeline.params import QuailParams
 from pipeline.quail.data import MCQuestion, load_quail
 from pipeline.quail.mc_model import split_texts
-from pipeline.runtime import atomic_output, get_logger, write_json
 
 
 def quail_sets(p: QuailParams) -> tuple[dict[str, list[MCQuestion]], list[MCQuestion], str | None]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from pipeline.finetune import pad
+from pipeline.training.finetune import pad
 
 
 @dataclass

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import errno
 
-RETRYABLE_HTTP_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+# The one list of retryable HTTP statuses: Prefect's retry condition, the crawler's RETRY_HTTP_CODES and the CDX
+# client's urllib3 Retry all read it. 522/524: origin timeouts reported by a CDN edge in front of an archive.
+RETRYABLE_HTTP_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504, 522, 524})
 _RETRYABLE_ERRNO = frozenset({errno.EAGAIN, errno.EBUSY, errno.ETIMEDOUT, errno.ECONNRESET, errno.ECONNREFUSED,
                               errno.ECONNABORTED, errno.EPIPE, errno.ENETUNREACH, errno.EHOSTUNREACH})
 

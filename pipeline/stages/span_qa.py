@@ -1,4 +1,5 @@
-"""What the span-QA flows share: one recipe per model kind (sliding windows or Longformer)."""
+"""``train_span``/``predict_span``/``evaluate_span`` and ``train_longformer``/``predict_longformer``/
+``evaluate_longformer``: one recipe per step, for either model kind (sliding windows or Longformer)."""
 
 from __future__ import annotations
 
@@ -6,23 +7,30 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.params import Params
-from pipeline.runtime import atomic_output, write_json
-from pipeline.span_qa.data import load_examples
+from pipeline.common.runtime import atomic_output, write_json
+from pipeline.params import LongformerParams, Params, SpanWindowParams
+from pipeline.span_qa.data import SpanExamples, load_examples
 from pipeline.span_qa.features import WindowFeatures, build_windows
-from pipeline.span_qa.metrics import evaluate
+from pipeline.span_qa.metrics import evaluate as score
 from pipeline.span_qa.postprocess import predict_from_logits
-from pipeline.finetune import TrainConfig, resolve_model_path
-from pipeline.span_qa.train import predict_logits, train
+from pipeline.span_qa.train import predict_logits
+from pipeline.span_qa.train import train as train_windows
+from pipeline.training.finetune import TrainConfig, resolve_model_path
+
+LONGFORMER_INIT = Path("models/longformer_init")
+KINDS = ("span_window", "longformer")
 
 
 @dataclass(frozen=True)
 class Kind:
+    """A model kind and its params section. ``doc_stride`` None: windows follow on without overlap (Longformer:
+    the whole document in one window up to ``max_seq_len``, a longer one continues where the first ended)."""
+
     name: str  # "span_window" | "longformer"
     init: str  # model to start from
-    max_seq_len: int
-    doc_stride: int
+    doc_stride: int | None
     global_question: bool
+    p: SpanWindowParams | LongformerParams
 
     @property
     def model_dir(self) -> Path:
@@ -33,32 +41,31 @@ class Kind:
         return "span" if self.name == "span_window" else self.name
 
 
-LONGFORMER_INIT = Path("models/longformer_init")
-
-
-def kind_of(params: Params, name: str) -> tuple[Kind, object]:
+def kind_of(params: Params, name: str) -> Kind:
     if name == "span_window":
-        p = params.train
-        return Kind(name, resolve_model_path(p.model_name_or_path), p.max_seq_len, p.doc_stride, False), p
-    p = params.longformer
-    # one window holds the whole document (up to max_seq_len); a longer document continues in a next window
-    return Kind(name, str(LONGFORMER_INIT), p.max_seq_len, p.max_seq_len, True), p
+        p = params.span_window
+        return Kind(name, resolve_model_path(p.model_name_or_path), p.doc_stride, False, p)
+    if name == "longformer":
+        return Kind(name, str(LONGFORMER_INIT), None, True, params.longformer)
+    raise ValueError(f"unknown span model kind {name!r}; one of {KINDS}")
 
 
-def windows(tokenizer, kind: Kind, p, split: str, labelled: bool) -> tuple[WindowFeatures, object]:
+def windows(tokenizer, kind: Kind, split: str, labelled: bool) -> tuple[WindowFeatures, SpanExamples]:
     ex, _ = load_examples(f"data/splits/{split}.json")
     feats = build_windows(tokenizer, ex.questions, ex.contexts, ex.answers if labelled else None,
-                          kind.max_seq_len, kind.doc_stride, p.max_question_len)
+                          kind.p.max_seq_len, kind.doc_stride, kind.p.max_question_len)
     return feats, ex
 
 
-def run_train(kind: Kind, p) -> dict:
+def train(params: Params, name: str) -> dict:
     from transformers import AutoTokenizer
 
-    feats, ex = windows(AutoTokenizer.from_pretrained(kind.init), kind, p, "train", labelled=True)
-    cfg = TrainConfig(kind.init, p.learning_rate, p.batch_size, p.max_steps, p.warmup_ratio, p.weight_decay,
-                      p.seed, p.checkpoint_every, p.device, kind.global_question)
-    stats = train(feats, cfg, kind.model_dir, {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)})
+    kind = kind_of(params, name)
+    p = kind.p
+    feats, ex = windows(AutoTokenizer.from_pretrained(kind.init), kind, "train", labelled=True)
+    cfg = TrainConfig.from_params(p, kind.init, kind.global_question)
+    stats = train_windows(feats, cfg, kind.model_dir,
+                          {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)})
     print({k: stats[k] for k in ("tokens_per_s_this_run", "resumed_from_step", "device", "precision")})
     # timings and resume points vary run to run: logged above, kept out of the metrics
     write_json(f"metrics/train_{kind.short}.json",
@@ -66,11 +73,13 @@ def run_train(kind: Kind, p) -> dict:
     return stats
 
 
-def run_predict(kind: Kind, p) -> dict:
+def predict(params: Params, name: str) -> dict:
     from transformers import AutoTokenizer
 
+    kind = kind_of(params, name)
+    p = kind.p
     final = kind.model_dir / "final"
-    feats, ex = windows(AutoTokenizer.from_pretrained(str(final)), kind, p, p.eval_split, labelled=False)
+    feats, ex = windows(AutoTokenizer.from_pretrained(str(final)), kind, p.eval_split, labelled=False)
     starts, ends = predict_logits(final, feats, p.batch_size * 2, p.device, kind.global_question)
     preds = predict_from_logits(feats.example_index, feats.offset_mapping, starts, ends, ex.contexts, p.n_best,
                                 p.max_answer_tokens)
@@ -79,10 +88,12 @@ def run_predict(kind: Kind, p) -> dict:
     return {"questions": len(out), "windows": len(feats), "empty": sum(not v["text"] for v in out.values())}
 
 
-def run_evaluate(kind: Kind, p) -> dict:
+def evaluate(params: Params, name: str) -> dict:
+    kind = kind_of(params, name)
+    p = kind.p
     dataset = json.loads(Path(f"data/splits/{p.eval_split}.json").read_text(encoding="utf-8"))
     preds = json.loads(Path(f"data/predictions/{kind.name}.json").read_text(encoding="utf-8"))
-    summary, rows = evaluate(preds, dataset)
+    summary, rows = score(preds, dataset)
     write_json(f"metrics/{kind.name}.json", {"eval_split": p.eval_split, **summary})
     with atomic_output(f"plots/{kind.short}_f1_vs_iou.csv") as fh:
         fh.write("id,f1,iou\n")

@@ -1,6 +1,6 @@
 """Fine-tune and apply a model that picks one of a few labels: yes/no classification (StrategyQA) or one
 of four options (QuAIL). Both come out as logits ``(examples, labels)``, so training, prediction and the
-argmax are one piece of code over the shared loop in ``pipeline.finetune``."""
+argmax are one piece of code over the shared loop in ``pipeline.training.finetune``."""
 
 from __future__ import annotations
 
@@ -9,14 +9,17 @@ from typing import Any, Literal
 
 import torch
 
-from pipeline.finetune import TrainConfig, fine_tune, predict_batches
-from pipeline.pair_encoding import PairFeatures, collate_pairs
+from pipeline.training.finetune import TrainConfig, fine_tune, predict_batches
+from pipeline.training.pair_encoding import PairFeatures, collate_pairs
 
 Head = Literal["classification", "multiple_choice"]
 
 
 def _auto_class(head: Head):
-    from transformers import AutoModelForMultipleChoice, AutoModelForSequenceClassification
+    from transformers import (
+        AutoModelForMultipleChoice,
+        AutoModelForSequenceClassification,
+    )
 
     return AutoModelForSequenceClassification if head == "classification" else AutoModelForMultipleChoice
 

@@ -1,0 +1,163 @@
+"""The Prefect server a plain ``dvc repro`` reports to, started at most once and shared by every stage.
+
+Each stage is its own process (DVC runs ``python -m flows.<stage>``). Without ``PREFECT_API_URL`` Prefect would
+start a temporary server inside every one of them (8-15 s each here). Instead the first stage that needs a
+server starts one on a free loopback port under a small supervisor (``python -m flows._server``) and records it
+in ``.prefect/shared-server.json``; later stages find it there and reuse it. Each stage holds a lease file while
+it runs; the supervisor stops the server once no lease has been held for ``QA_PIPELINE_PREFECT_IDLE_S`` seconds
+(default 600, time to look at the runs in the UI), by PID. A no-op ``dvc repro`` runs no stage and starts nothing.
+With ``PREFECT_API_URL`` set (``make serve``, a team server) none of this happens: runs go there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+from pipeline.common.runtime import (
+    free_port,
+    pid_alive,
+    stop_process_group,
+    wait_until_serving,
+)
+
+HOME = Path(".prefect")
+STATE = HOME / "shared-server.json"
+LEASES = HOME / "leases"
+LAST_RELEASE = LEASES / ".last-release"
+IDLE_ENV = "QA_PIPELINE_PREFECT_IDLE_S"
+DEFAULT_IDLE_S = 600.0
+
+
+def start_server(host: str, port: int, log_path: Path) -> subprocess.Popen:
+    """``prefect server start`` on ``host:port`` in its own process group, returned once it answers."""
+    log = open(log_path, "ab")
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("prefect")), "server", "start", "--host", host, "--port", str(port)],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    wait_until_serving(f"http://{host}:{port}/api/health", proc, 180, log_path)
+    return proc
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
+            return 200 <= r.status < 300
+    except OSError:
+        return False
+
+
+def _running_server() -> str | None:
+    try:
+        state = json.loads(STATE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if pid_alive(int(state.get("supervisor_pid", 0))) and _healthy(state["api_url"]):
+        return state["api_url"]
+    return None
+
+
+@contextlib.contextmanager
+def _lock() -> Iterator[None]:
+    """One stage at a time decides whether to start the server (two concurrent ``dvc repro`` would race)."""
+    HOME.mkdir(exist_ok=True)
+    with open(HOME / "shared-server.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def shared_api_url(timeout_s: float = 180.0) -> str:
+    """The shared server's API URL, starting it (and its supervisor) when none is running."""
+    with _lock():
+        url = _running_server()
+        if url:
+            return url
+        STATE.unlink(missing_ok=True)
+        idle = os.environ.get(IDLE_ENV, str(DEFAULT_IDLE_S))
+        log = open(HOME / "shared-server.log", "ab")
+        supervisor = subprocess.Popen([sys.executable, "-m", "flows._server", "--idle", idle], stdout=log,
+                                      stderr=subprocess.STDOUT, start_new_session=True, cwd=os.getcwd())
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if supervisor.poll() is not None:
+                raise RuntimeError(f"the shared Prefect server exited with {supervisor.returncode}; see "
+                                   f"{HOME / 'shared-server.log'}")
+            url = _running_server()
+            if url:
+                print(f"Prefect UI for these runs: {url.removesuffix('/api')} (stops after {float(idle):.0f} s "
+                      f"without a stage; {IDLE_ENV})", file=sys.stderr)
+                return url
+            time.sleep(0.5)
+    raise TimeoutError(f"the shared Prefect server did not start within {timeout_s:.0f} s; see "
+                       f"{HOME / 'shared-server.log'}")
+
+
+@contextlib.contextmanager
+def stage_lease() -> Iterator[None]:
+    """Held while a stage runs: the supervisor does not stop the server under a running stage."""
+    LEASES.mkdir(parents=True, exist_ok=True)
+    lease = LEASES / str(os.getpid())
+    lease.touch()
+    try:
+        yield
+    finally:
+        lease.unlink(missing_ok=True)
+        LAST_RELEASE.touch()
+
+
+def _live_leases() -> int:
+    live = 0
+    for lease in LEASES.glob("[0-9]*"):
+        if pid_alive(int(lease.name)):
+            live += 1
+        else:  # a stage killed with SIGKILL leaves its lease behind
+            lease.unlink(missing_ok=True)
+    return live
+
+
+def supervise(idle_s: float, poll_s: float = 1.0) -> int:
+    """Start the server, publish it, and stop it after ``idle_s`` without a live lease."""
+    port = free_port()
+    server = start_server("127.0.0.1", port, HOME / "shared-server.log")
+    state = {"api_url": f"http://127.0.0.1:{port}/api", "supervisor_pid": os.getpid(), "server_pid": server.pid}
+    tmp = STATE.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(state), encoding="utf-8")
+    tmp.replace(STATE)
+    LEASES.mkdir(parents=True, exist_ok=True)
+    last_busy = time.monotonic()
+    try:
+        while server.poll() is None:
+            time.sleep(poll_s)
+            if _live_leases():
+                last_busy = time.monotonic()
+                continue
+            with contextlib.suppress(FileNotFoundError):  # a stage that came and went between two polls
+                last_busy = max(last_busy, time.monotonic() - (time.time() - LAST_RELEASE.stat().st_mtime))
+            if time.monotonic() - last_busy > idle_s:
+                break
+    finally:
+        with _lock():
+            with contextlib.suppress(OSError, ValueError):
+                if json.loads(STATE.read_text(encoding="utf-8")).get("supervisor_pid") == os.getpid():
+                    STATE.unlink()
+        stop_process_group(server)
+    return 0
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(prog="python -m flows._server", description=__doc__.split("\n")[0])
+    ap.add_argument("--idle", type=float, default=DEFAULT_IDLE_S)
+    sys.exit(supervise(ap.parse_args().idle))

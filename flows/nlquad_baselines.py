@@ -1,0 +1,20 @@
+"""``nlquad_baselines`` stage: NLQuAD's window baselines. The work is ``pipeline.stages.nlquad_baselines.run``; this
+is its Prefect flow."""
+
+from __future__ import annotations
+
+import sys
+
+from prefect import flow
+
+from flows._common import params_of, stage_main
+from pipeline.stages import nlquad_baselines as stage
+
+
+@flow(name="nlquad_baselines", log_prints=True)
+def nlquad_baselines_flow(params_file: str = "params.yaml") -> dict:
+    return stage.run(params_of(params_file))
+
+
+if __name__ == "__main__":
+    sys.exit(stage_main(nlquad_baselines_flow))

@@ -1,0 +1,15 @@
+"""``convert_longformer``: the source checkpoint as a long Longformer (or copied as is if it is one already)."""
+
+from __future__ import annotations
+
+from pipeline.params import Params
+from pipeline.span_qa.longformer import prepare_longformer
+from pipeline.stages.span_qa import LONGFORMER_INIT
+from pipeline.training.finetune import resolve_model_path
+
+
+def run(params: Params) -> dict:
+    p = params.longformer
+    converted = prepare_longformer(resolve_model_path(p.source_model), LONGFORMER_INIT, p.max_seq_len,
+                                   p.attention_window)
+    return {"converted": converted, "source": p.source_model}

@@ -1,0 +1,27 @@
+"""``crawl``: the Scrapy crawl of the discovered captures -> one WARC, its index and the final failures."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from pipeline.common.runtime import write_json
+from pipeline.crawl.run import run_crawl
+from pipeline.params import Params
+from pipeline.wayback.archive import open_archive
+
+RAW = Path("data/raw")
+
+
+def run(params: Params) -> dict:
+    captures = RAW / "captures.jsonl"
+    # scratch keyed by what is crawled: the same list and settings resume, a changed one starts afresh
+    key = hashlib.sha1(captures.read_bytes() + params.archive.model_dump_json().encode()
+                       + params.crawl.follow_depth.to_bytes(2, "big")).hexdigest()[:12]
+    with open_archive(params.archive, Path(".pywb/crawl")) as endpoints:
+        stats = run_crawl(captures, Path("data/crawl_work") / key, RAW / "pages.warc.gz", RAW / "pages.index.jsonl",
+                          RAW / "crawl_failures.jsonl", endpoints, params.crawl, params.discover)
+    # requests per stored article: what a rate-limited live crawl pays per article; the resume point is a
+    # property of this run, not of the result, so it stays out of the metrics
+    write_json("metrics/crawl.json", {k: v for k, v in stats.items() if k != "resumed_from"})
+    return stats

@@ -1,0 +1,84 @@
+"""``quail_baselines``: the QuAIL paper's heuristic and word-vector baselines (random, LongChoice, AvgCos, LSTM,
+PMI, IR) on dev and the challenge set, beside the paper's Table 3 figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.common.benchmark_sources import read_manifest, skipped
+from pipeline.common.runtime import atomic_output, get_logger, write_json
+from pipeline.params import Params
+from pipeline.quail.heuristics import (
+    predict_ir,
+    predict_longchoice,
+    predict_pmi,
+    predict_random,
+    unanswerable_share,
+)
+from pipeline.quail.report import (
+    accuracy_table,
+    deviations,
+    load_reference,
+    markdown_tables,
+    paper_rows,
+)
+from pipeline.quail.sets import quail_sets, skip_outputs
+from pipeline.quail.vector_baselines import (
+    load_word_vectors,
+    predict_avgcos,
+    predict_lstm,
+)
+from pipeline.search.tantivy_backend import TantivyBackend
+
+METRICS = "metrics/quail_baselines.json"
+PREDICTIONS = "data/predictions/quail/baselines.json"
+REPORT = "reports/quail_baselines.md"
+
+
+def _sentence_index(path: Path) -> TantivyBackend:
+    # a throwaway index per passage: the embedded backend whatever search.backend says (same analysis, BM25)
+    return TantivyBackend(path, heap_bytes=15_000_000)
+
+
+def run(params: Params) -> dict:
+    p = params.quail
+    sets, train, reason = quail_sets(p)
+    if reason:
+        return skip_outputs(reason, [METRICS, PREDICTIONS], [REPORT])
+    manifest = read_manifest()
+    no_paper = skipped(manifest, "quail_paper_tables")
+    if no_paper:
+        get_logger().warning("the paper's figures are not printed: %s", no_paper)
+    reference = {} if no_paper else load_reference(manifest["quail_paper_tables"]["path"])
+    share = unanswerable_share(train)
+    vectors = load_word_vectors(p.word_vectors)
+    results, predictions = {}, {}
+    for name, questions in sets.items():
+        preds = {
+            "random": predict_random(questions, p.seed),
+            "longchoice": predict_longchoice(questions, share, p.seed),
+            "avgcos": predict_avgcos(questions, vectors),
+            "lstm": predict_lstm(questions, vectors, p.lstm_hidden, p.seed),
+            "pmi": predict_pmi(questions, p.pmi_window, p.pmi_max_ngram, p.pmi_stop_word_ngrams),
+            "ir": predict_ir(questions, _sentence_index, p.ir_require_overlap),
+        }
+        predictions[name] = preds
+        results[name] = {system: accuracy_table(questions, pr) for system, pr in preds.items()}
+        print(name, {s: r["all"] for s, r in results[name].items()})
+    write_json(PREDICTIONS, predictions, indent=None)
+    with atomic_output(REPORT) as fh:
+        fh.write(markdown_tables(results, reference, "QuAIL heuristic baselines beside Rogers et al. (2020)"))
+        fh.write(f"\nOurs: QuAIL dev ({len(sets['dev'])} questions) and the challenge set; the paper's Table 3 is its "
+                 "test split (same size; its key is not public). LongChoice answers 'not enough information' with "
+                 f"p = {share:.4f}, the unanswerable share of the training texts (dev texts: no train set offline). "
+                 f"AvgCos and LSTM use {vectors.name} word vectors in place of FastText CommonCrawl 300-d.\n")
+    metrics: dict = {"unanswerable_share_used": round(share, 4), "word_vectors": vectors.name}
+    for name, systems in results.items():
+        paper = paper_rows(reference, name)
+        metrics[name] = {s: {**t, **({"paper": paper[s]} if s in paper else {})} for s, t in systems.items()}
+        metrics[name].update({s: {"paper": row} for s, row in paper.items() if s not in systems})
+    metrics["deviations_10pt"] = len(deviations(results, reference))
+    metrics["paper_figures"] = "missing: " + no_paper if no_paper else manifest["quail_paper_tables"]["path"]
+    write_json(METRICS, metrics)
+    return metrics
+

@@ -1,0 +1,58 @@
+"""``quail_mc@<variant>``: the multiple-choice transformer on whole or partial input, trained on the training
+share of the dev texts and scored on the held-out dev texts and the challenge set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.common.runtime import write_json
+from pipeline.params import Params
+from pipeline.quail.mc_model import VARIANTS, encode_questions
+from pipeline.quail.report import accuracy_table
+from pipeline.quail.sets import heldout_dev, quail_sets, skip_outputs
+from pipeline.training.choice_model import (
+    argmax,
+    predict_choice_logits,
+    train_choice_model,
+)
+from pipeline.training.finetune import TrainConfig, resolve_model_path
+
+
+def run(params: Params, variant: str) -> dict:
+    from transformers import AutoTokenizer
+
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown input variant {variant!r}; one of {', '.join(VARIANTS)}")
+    p = params.quail_mc
+    metrics_path, preds_path = f"metrics/quail_mc_{variant}.json", f"data/predictions/quail/mc_{variant}.json"
+    model_dir = Path(f"models/quail_mc_{variant}")
+    sets, train, reason = quail_sets(params.quail)
+    if reason:
+        return skip_outputs(reason, [metrics_path, preds_path], [str(model_dir / "final" / "SKIPPED.txt")])
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(p.model_name_or_path))
+    feats = encode_questions(tokenizer, train, variant, p.max_seq_len)
+    n_options = len(train[0].options)
+    stats = train_choice_model("multiple_choice", feats, [q.answer for q in train], n_options,
+                               TrainConfig.from_params(p, p.model_name_or_path), model_dir,
+                               {**p.model_dump(), "variant": variant, "train_qids": len(train),
+                                "train_share": params.quail.train_share, "split_seed": params.quail.seed})
+    evaluated = {"dev_heldout": heldout_dev(sets, train)}
+    if "challenge" in sets:
+        evaluated["challenge"] = sets["challenge"]
+    predictions, results = {}, {}
+    for name, questions in evaluated.items():
+        eval_feats = encode_questions(tokenizer, questions, variant, p.max_seq_len)
+        logits = predict_choice_logits("multiple_choice", model_dir / "final", eval_feats, n_options,
+                                       p.batch_size * 2, p.device)
+        predictions[name] = dict(zip((q.qid for q in questions), argmax(logits), strict=True))
+        picked = list(predictions[name].values())
+        results[name] = {**accuracy_table(questions, predictions[name]),
+                         "truncated_share": round(eval_feats.truncated / len(eval_feats), 4),
+                         # a model stuck on one option index shows here (answers are at random positions)
+                         "predicted_option_shares": [round(picked.count(i) / len(picked), 4) for i in range(n_options)]}
+        print(variant, name, results[name]["all"])
+    write_json(preds_path, predictions, indent=None)
+    metrics = {"variant": variant, "train_questions": len(train), "max_seq_len": p.max_seq_len, **results,
+               **{k: stats[k] for k in ("steps", "final_loss", "device", "precision")}}
+    write_json(metrics_path, metrics)
+    return metrics

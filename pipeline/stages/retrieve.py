@@ -1,0 +1,28 @@
+"""``retrieve``: StrategyQA BM25 top-k by question and by decomposition steps, and Recall@k."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.common.runtime import write_json
+from pipeline.params import Params
+from pipeline.search.factory import make_backend
+from pipeline.strategyqa.data import load_predicted_decompositions, load_questions
+from pipeline.strategyqa.retrieval import mean_recall, retrieve
+
+
+def run(params: Params) -> dict:
+    p = params.retrieve
+    questions = load_questions(p.questions)
+    decomps = load_predicted_decompositions(p.predictions) if p.decompositions == "predicted" else None
+    runs = retrieve(make_backend(params.search, Path("data/index/tantivy")), questions, p.k, decomps)
+    write_json("data/retrieval/runs.json", runs, indent=None)
+    metrics = {
+        "questions": len(questions),
+        "generated_questions": sum(q.generated for q in questions),
+        "backend": params.search.backend,
+        "decompositions": p.decompositions,
+        f"recall@{p.k}": {name: round(mean_recall(questions, run, p.k), 4) for name, run in runs.items()},
+    }
+    write_json("metrics/retrieval.json", metrics)
+    return metrics

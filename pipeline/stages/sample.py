@@ -1,0 +1,15 @@
+"""``sample``: the offline sources (archived BBC pages, a CirrusSearch dump, generated StrategyQA questions)."""
+
+from __future__ import annotations
+
+from pipeline.common.runtime import write_json
+from pipeline.params import Params
+from pipeline.sample import build_sample, capture_year_rows, write_capture_plot
+
+
+def run(params: Params) -> dict:
+    p = params.sample
+    stats = build_sample(p)
+    write_json("metrics/sample.json", stats)
+    write_capture_plot(capture_year_rows(p.out_dir), "plots/sample_captures.csv")
+    return stats

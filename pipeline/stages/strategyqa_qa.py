@@ -1,0 +1,97 @@
+"""``strategyqa_qa@<setting>``: train the yes/no classifier in one setting and score it on eval, with the
+majority baseline (the more frequent training answer) beside it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pipeline.common.benchmark_sources import read_manifest
+from pipeline.common.runtime import atomic_output, get_logger, write_json
+from pipeline.params import Params
+from pipeline.strategyqa.answering import (
+    SETTINGS,
+    accuracy,
+    build_inputs,
+    gold_ids,
+    labels,
+    majority_label,
+)
+from pipeline.strategyqa.data import load_questions
+from pipeline.training.choice_model import (
+    argmax,
+    predict_choice_logits,
+    train_choice_model,
+)
+from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.training.pair_encoding import encode_pairs
+
+CONTEXTS = Path("data/strategyqa_qa/contexts.json")
+
+
+def _skip(setting: str, reason: str) -> dict:
+    get_logger().warning("strategyqa_qa@%s skipped: %s", setting, reason)
+    final = Path(f"models/strategyqa_{setting}/final")
+    final.mkdir(parents=True, exist_ok=True)
+    with atomic_output(final / "SKIPPED.txt") as fh:
+        fh.write(reason + "\n")
+    write_json(f"data/predictions/strategyqa_{setting}.json", {})
+    metrics = {"setting": setting, "skipped": reason}
+    write_json(f"metrics/strategyqa_qa_{setting}.json", metrics)
+    return metrics
+
+
+def run(params: Params, setting: str) -> dict:
+    from transformers import AutoTokenizer
+
+    if setting not in SETTINGS:
+        raise ValueError(f"unknown StrategyQA setting {setting!r}; one of {', '.join(SETTINGS)}")
+    p = params.strategyqa_qa
+    ctx = json.loads(CONTEXTS.read_text(encoding="utf-8"))
+    if ctx.get("skipped"):
+        return _skip(setting, ctx["skipped"])
+    if setting == "ora_p" and ctx["ora_p"].get("skipped"):
+        return _skip(setting, ctx["ora_p"]["skipped"])
+    manifest = read_manifest()
+    train = load_questions(manifest["strategyqa_train"]["path"])
+    evaluation = load_questions(manifest["strategyqa_eval"]["path"])
+    paragraphs = {**ctx["paragraphs"], **ctx["gold_paragraphs"]}
+    if setting == "ora_p":  # only questions whose gold paragraphs exist can be asked with them
+        train = [q for q in train if any(i in paragraphs for i in gold_ids(q))]
+        evaluation = [q for q in evaluation if any(i in paragraphs for i in gold_ids(q))]
+    ranked = ctx["ranked"].get(setting)
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(p.model_name_or_path))
+
+    def features(questions, part):
+        first, second = build_inputs(questions, setting, ranked[part] if ranked else None, paragraphs)
+        return encode_pairs(tokenizer, first, second, p.max_seq_len), second
+
+    train_feats, _ = features(train, "train")
+    y_train = labels(train)
+    model_dir = Path(f"models/strategyqa_{setting}")
+    stats = train_choice_model("classification", train_feats, y_train, 2,
+                               TrainConfig.from_params(p, p.model_name_or_path), model_dir,
+                               {**p.model_dump(), "setting": setting, "train_questions": len(train),
+                                "train_sha256": manifest["strategyqa_train"]["sha256"]})
+    eval_feats, eval_context = features(evaluation, "eval")
+    logits = predict_choice_logits("classification", model_dir / "final", eval_feats, 2, p.batch_size * 2, p.device)
+    pred = argmax(logits)
+    gold = labels(evaluation)
+    majority = majority_label(y_train)
+    write_json(f"data/predictions/strategyqa_{setting}.json",
+               {q.qid: {"answer": bool(a), "logits": [round(x, 5) for x in row]}
+                for q, a, row in zip(evaluation, pred, logits, strict=True)}, indent=None)
+    metrics = {
+        "setting": setting,
+        "train_questions": len(train), "eval_questions": len(evaluation),
+        "accuracy": accuracy(pred, gold),
+        "majority_baseline": accuracy([majority] * len(gold), gold),
+        "majority_answer": "yes" if majority else "no",
+        "predicted_yes_share": round(sum(pred) / len(pred), 4) if pred else None,
+        "eval_truncated_share": round(eval_feats.truncated / len(eval_feats), 4) if len(eval_feats) else None,
+        "eval_empty_context": sum(not c for c in eval_context) if eval_context is not None else None,
+        "max_seq_len": p.max_seq_len,
+        **{k: stats[k] for k in ("steps", "final_loss", "device", "precision", "train_examples")},
+    }
+    write_json(f"metrics/strategyqa_qa_{setting}.json", metrics)
+    return metrics

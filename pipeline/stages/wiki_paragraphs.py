@@ -1,0 +1,41 @@
+"""``wiki_paragraphs``: a CirrusSearch dump (plus StrategyQA's evidence texts) -> one paragraph per line."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+
+from pipeline.common.benchmark_sources import read_manifest, skipped
+from pipeline.common.runtime import atomic_output, get_logger, progress, write_json
+from pipeline.params import Params
+from pipeline.wiki.paragraphs import dump_paragraphs, with_evidence
+
+OUT = Path("data/wiki/paragraphs.jsonl")
+
+
+def run(params: Params) -> dict:
+    p = params.wiki
+    dump = Path(p.dump)
+    if not dump.is_file():
+        raise FileNotFoundError(f"wiki.dump: no such file {dump}")
+    log = get_logger()
+    evidence_path = None
+    if p.strategyqa_evidence:
+        manifest = read_manifest()
+        reason = skipped(manifest, "strategyqa_paragraphs")
+        if reason:
+            log.warning("StrategyQA evidence paragraphs not added: %s", reason)
+        else:
+            evidence_path = manifest["strategyqa_paragraphs"]["path"]
+    counts: Counter = Counter()
+    paragraphs = dump_paragraphs(dump, counts, log, p.min_chars)
+    if evidence_path:
+        paragraphs = with_evidence(paragraphs, evidence_path, counts)
+    with atomic_output(OUT) as fh:
+        for para in progress(paragraphs, "paragraphs", unit="para"):
+            fh.write(json.dumps(asdict(para), ensure_ascii=False) + "\n")
+    counts["corpus_paragraphs"] = counts["paragraphs"] - counts["dump_replaced_by_evidence"] + counts["evidence_added"]
+    write_json("metrics/wiki_paragraphs.json", dict(sorted(counts.items())))
+    return dict(counts)

@@ -1,0 +1,1 @@
+"""Fine-tuning every transformer in the pipeline: one resumable loop, the pair encoding and the choice heads."""
