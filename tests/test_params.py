@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from pipeline.params import Params, ParamsError, load_params
+from tests.params_files import write_params
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -15,6 +16,22 @@ def _write(tmp_path: Path, text: str) -> Path:
     p.write_text(text, encoding="utf-8")
     return p
 
+
+def _with(tmp_path: Path, overrides: str) -> Path:
+    """The project's params with the sections of ``overrides`` (YAML) merged in."""
+    return Path(write_params(tmp_path / "params.yaml", yaml.safe_load(overrides)))
+
+
+def test_a_missing_key_is_named_and_nothing_is_filled_in(repo, tmp_path):
+    """params.yaml is the one place values live: a key left out is an error, not a silent default."""
+    raw = yaml.safe_load((repo / "params.yaml").read_text())
+    del raw["span_window"]["doc_stride"]
+    del raw["schedule"]
+    with pytest.raises(ParamsError) as err:
+        load_params(_write(tmp_path, yaml.safe_dump(raw)))
+    msg = str(err.value)
+    assert "span_window.doc_stride: missing" in msg and "schedule: missing" in msg
+    assert "got {" not in msg  # the section's other values are not dumped into the message
 
 def test_repository_params_are_valid(repo):
     params = load_params(repo / "params.yaml")
@@ -40,7 +57,7 @@ def test_wrong_type_names_the_path(repo, tmp_path):
 
 def test_unknown_section_and_bad_cron(tmp_path):
     with pytest.raises(ParamsError) as err:
-        load_params(_write(tmp_path, "sampel: {}\nschedule: {cron: '61 * * * *'}\n"))
+        load_params(_with(tmp_path, "sampel: {}\nschedule: {cron: '61 * * * *'}\n"))
     msg = str(err.value)
     assert "sampel: unknown key" in msg and "did you mean 'sample'" in msg
     assert "schedule.cron" in msg
@@ -48,20 +65,20 @@ def test_unknown_section_and_bad_cron(tmp_path):
 
 def test_range_checks(tmp_path):
     with pytest.raises(ParamsError, match="start .* must be before end"):
-        load_params(_write(tmp_path, "sample: {start: '2020-01-01', end: '2019-01-01'}\n"))
+        load_params(_with(tmp_path, "sample: {start: '2020-01-01', end: '2019-01-01'}\n"))
     with pytest.raises(ParamsError, match=r"sample\.question_heading_share"):
-        load_params(_write(tmp_path, "sample: {question_heading_share: 1.5}\n"))
+        load_params(_with(tmp_path, "sample: {question_heading_share: 1.5}\n"))
 
 
 def test_track_sections_check_their_values(tmp_path):
     with pytest.raises(ParamsError, match="strategyqa_qa: .*predicted needs a predictions file"):
-        load_params(_write(tmp_path, "strategyqa_qa: {decompositions: predicted}\n"))
+        load_params(_with(tmp_path, "strategyqa_qa: {decompositions: predicted}\n"))
     with pytest.raises(ParamsError, match=r"difficulty\.models: .*unknown systems \['bert'\]"):
-        load_params(_write(tmp_path, "difficulty: {models: [pmi, bert]}\n"))
+        load_params(_with(tmp_path, "difficulty: {models: [pmi, bert]}\n"))
     with pytest.raises(ParamsError, match=r"quail\.train_share"):
-        load_params(_write(tmp_path, "quail: {train_share: 1.0}\n"))
+        load_params(_with(tmp_path, "quail: {train_share: 1.0}\n"))
     with pytest.raises(ParamsError, match=r"quail_mc\.max_steps"):
-        load_params(_write(tmp_path, "quail_mc: {max_steps: 0}\n"))
+        load_params(_with(tmp_path, "quail_mc: {max_steps: 0}\n"))
 
 
 def test_not_yaml_and_missing_file(tmp_path):

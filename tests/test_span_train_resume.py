@@ -73,6 +73,27 @@ def test_killed_training_resumes_to_the_same_weights(feats, tmp_path, monkeypatc
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=1e-6)
 
 
+def test_fp16_trains_with_a_loss_scaler_that_a_resume_restores(feats, tmp_path, monkeypatch):
+    """The GPU-without-bf16 path, on CPU: fp16 autocast with the gradient scaler enabled. The scaler's state
+    goes into the checkpoint and comes back on resume, so the resumed run ends where the clean one does."""
+    import pipeline.training.finetune as finetune
+
+    monkeypatch.setattr(finetune, "pick_device", lambda requested="auto": (torch.device("cpu"), torch.float16))
+    clean = train(feats, CFG, tmp_path / "clean", {"t": 1})
+    assert clean["precision"] == "float16"
+    real = _die_after_checkpoint(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        train(feats, CFG, tmp_path / "resumed", {"t": 1})
+    state = torch.load(tmp_path / "resumed" / "checkpoint-2" / "state.pt", weights_only=True)
+    assert state["scaler"]["scale"] > 0 and "_growth_tracker" in state["scaler"]  # an enabled scaler's state
+    monkeypatch.setattr(train_mod, "collate", real)
+    stats = train(feats, CFG, tmp_path / "resumed", {"t": 1})
+    assert stats["resumed_from_step"] == 2 and stats["final_loss"] == clean["final_loss"]
+    a, b = _weights(tmp_path / "clean"), _weights(tmp_path / "resumed")
+    for k in a:
+        torch.testing.assert_close(a[k], b[k], rtol=0, atol=1e-6)
+
+
 def test_a_finished_run_trains_again_from_scratch_to_the_same_weights(feats, tmp_path):
     train(feats, CFG, tmp_path / "m", {"t": 1})
     first = _weights(tmp_path / "m")
@@ -159,7 +180,7 @@ def test_a_kill_while_saving_the_final_model_keeps_the_previous_one(feats, tmp_p
 
 
 def test_a_set_of_files_is_replaced_together_or_not_at_all(tmp_path, monkeypatch):
-    from pipeline import runtime
+    from pipeline.common import runtime
 
     old = {name: {"v": "old"} for name in ("train", "dev", "test")}
     runtime.write_json_set([(tmp_path / f"{n}.json", o, None) for n, o in old.items()])

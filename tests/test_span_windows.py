@@ -91,3 +91,21 @@ def test_aggregation_takes_earliest_start_to_latest_end():
         contexts=["abc def ghi", "abc def ghi"])
     assert preds[0] == {"text": "abc def ghi", "start": 0, "end": 11}  # window 1: 0-3, window 2: 4-11
     assert preds[1] == {"text": "", "start": 0, "end": 0}  # every window empty
+
+
+def test_longformer_windows_follow_on_without_losing_boundary_tokens(tokenizer):
+    """``doc_stride=None`` (the Longformer): a document longer than one window continues in a next window that
+    starts where the previous one's context ended, so every context token is seen exactly once. (A step of
+    ``max_seq_len`` would skip the question and special tokens' worth of context at every boundary.)"""
+    context = " ".join(f"word{i}" for i in range(300))
+    n_tokens = len(tokenizer(context, add_special_tokens=False)["input_ids"])
+    feats = build_windows(tokenizer, ["which word?"], [context], None, max_seq_len=64, doc_stride=None,
+                          max_question_len=16)
+    seen = [o for offsets in feats.offset_mapping for o in offsets if o is not None]
+    assert len(seen) == n_tokens and len(set(seen)) == n_tokens  # all of them, none twice
+    assert len(feats) == -(-n_tokens // (64 - len(tokenizer("which word?", add_special_tokens=False)["input_ids"]) - 3))
+
+
+def test_a_stride_longer_than_the_window_is_refused(tokenizer):
+    with pytest.raises(ValueError, match="doc_stride 100 exceeds the .* context tokens"):
+        build_windows(tokenizer, ["q"], ["a b c " * 100], None, max_seq_len=64, doc_stride=100, max_question_len=8)
