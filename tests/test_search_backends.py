@@ -125,3 +125,23 @@ def test_params_refuse_credentials_in_es_url_without_echoing_them(repo, tmp_path
     with pytest.raises(ParamsError, match="search.es_url.*must not contain credentials") as err:
         load_params(tmp_path / "params.yaml")
     assert "s3cret" not in str(err.value)
+
+
+def _tree(path):
+    return {str(f.relative_to(path)): f.read_bytes() for f in sorted(path.rglob("*")) if f.is_file()}
+
+
+def test_the_same_paragraphs_give_a_byte_identical_index(corpus, tmp_path):
+    """DVC hashes data/index: two builds from the same paragraphs must be the same files, names included
+    (tantivy's segment names are random UUIDs; they are renamed after the segment's content), or every index
+    rebuild would rerun retrieval and the StrategyQA stages. Different paragraphs: a different index."""
+    docs = corpus[:2000]
+    TantivyBackend(tmp_path / "a").index(docs)
+    TantivyBackend(tmp_path / "b").index(docs)
+    a, b = _tree(tmp_path / "a"), _tree(tmp_path / "b")
+    assert a == b and any(name.endswith(".store") for name in a)
+    TantivyBackend(tmp_path / "c").index(docs[:-1])
+    assert _tree(tmp_path / "c").keys() != a.keys()
+    hits = TantivyBackend(tmp_path / "a").search({"q": docs[0]["title"]}, 5)["q"]
+    assert hits and docs[0]["id"] in hits  # the renamed index opens and answers
+    assert _tree(tmp_path / "a") == a  # and reading it changes no file (the output hash stays put)

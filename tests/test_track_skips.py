@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from tests.params_files import write_params
 from flows.benchmark_sources import benchmark_sources_flow
 from flows.difficulty import difficulty_flow
 from flows.quail_baselines import quail_baselines_flow
 from flows.quail_mc import quail_mc_flow
 from flows.strategyqa_contexts import strategyqa_contexts_flow
 from flows.strategyqa_qa import strategyqa_qa_flow
+from tests.params_files import write_params
 
 
 def _params(tmp_path, **sources):
