@@ -87,9 +87,9 @@ def shared_api_url(timeout_s: float = 180.0) -> str:
             return url
         STATE.unlink(missing_ok=True)
         idle = os.environ.get(IDLE_ENV, str(DEFAULT_IDLE_S))
-        log = open(HOME / "shared-server.log", "ab")
-        supervisor = subprocess.Popen([sys.executable, "-m", "flows._server", "--idle", idle], stdout=log,
-                                      stderr=subprocess.STDOUT, start_new_session=True, cwd=os.getcwd())
+        with open(HOME / "shared-server.log", "ab") as log:  # the supervisor keeps its own copy of the handle
+            supervisor = subprocess.Popen([sys.executable, "-m", "flows._server", "--idle", idle], stdout=log,
+                                          stderr=subprocess.STDOUT, start_new_session=True, cwd=os.getcwd())
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if supervisor.poll() is not None:
@@ -137,16 +137,16 @@ def supervise(idle_s: float, poll_s: float = 1.0) -> int:
     tmp.write_text(json.dumps(state), encoding="utf-8")
     tmp.replace(STATE)
     LEASES.mkdir(parents=True, exist_ok=True)
-    last_busy = time.monotonic()
+    last_busy = time.time()  # wall clock, comparable with the release file's mtime
     try:
         while server.poll() is None:
             time.sleep(poll_s)
             if _live_leases():
-                last_busy = time.monotonic()
+                last_busy = time.time()
                 continue
             with contextlib.suppress(FileNotFoundError):  # a stage that came and went between two polls
-                last_busy = max(last_busy, time.monotonic() - (time.time() - LAST_RELEASE.stat().st_mtime))
-            if time.monotonic() - last_busy > idle_s:
+                last_busy = max(last_busy, LAST_RELEASE.stat().st_mtime)
+            if time.time() - last_busy > idle_s:
                 break
     finally:
         with _lock():

@@ -300,8 +300,8 @@ class LongformerParams(_FineTuneParams):
 
 
 class BenchmarkSourcesParams(StrictModel):
-    """Where the published benchmark files are read (``benchmark_sources`` stage). Nothing is copied: the
-    stage records each file's checksum, so a changed file reruns what reads it; a missing one is skipped."""
+    """Where the published benchmark files are read (``benchmark_sources`` stage, whose DVC deps they are).
+    Nothing is copied: the stage records each file's checksum, so a changed file reruns what reads it."""
 
     strategyqa_train: str
     strategyqa_eval: str

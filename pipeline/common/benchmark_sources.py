@@ -1,8 +1,9 @@
 """The published benchmark files, read in place: checked, fingerprinted, or reported missing.
 
-Nothing is copied into the project. The manifest this writes is what downstream stages depend on, so a
-changed file (new checksum) reruns them, and a missing one makes them say they were skipped and why,
-instead of DVC failing on a path that is not there.
+Nothing is copied into the project. Under ``dvc repro`` the files are deps of the ``benchmark_sources`` stage (a
+missing one stops DVC naming it); the manifest this writes is what downstream stages depend on, so a changed
+file (new checksum) reruns them. Called outside DVC, a missing file is recorded with the reason and the stages
+that need it say they were skipped and why.
 """
 
 from __future__ import annotations

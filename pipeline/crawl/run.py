@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pipeline.common.jsonl import iter_jsonl
 from pipeline.common.runtime import atomic_output, get_logger
 from pipeline.common.transient import RETRYABLE_HTTP_STATUS
 from pipeline.crawl.warc_store import finalize, read_index
@@ -94,15 +95,14 @@ def run_crawl(captures: Path, work_dir: Path, out_warc: Path, out_index: Path, f
     failures: dict[str, dict] = {}
     fpath = work_dir / "failures.jsonl"
     if fpath.exists():
-        for line in fpath.read_text().splitlines():
-            row = json.loads(line)
+        for row in iter_jsonl(fpath, "crawl failure line"):
             if row.get("key") not in done_keys:
                 failures[row.get("key") or row.get("url")] = row
     with atomic_output(failures_out) as fh:
         for key in sorted(failures):
             fh.write(json.dumps(failures[key], sort_keys=True) + "\n")
     runs_path = work_dir / "runs.jsonl"
-    runs = [json.loads(line) for line in runs_path.read_text().splitlines()] if runs_path.exists() else []
+    runs = list(iter_jsonl(runs_path, "crawl run stats line")) if runs_path.exists() else []
     return {
         "stored": len(rows),
         "stored_by_link": sum(1 for r in rows if r["depth"] > 0),

@@ -45,13 +45,11 @@ class ArchiveSpider(scrapy.Spider):
         super().__init__(**kwargs)
         self.cfg = json.loads(Path(config).read_text(encoding="utf-8"))
         self.out_dir = Path(self.cfg["out_dir"])
+        self.endpoints = ArchiveEndpoints(self.cfg["cdx_url"], self.cfg["replay_template"])
         self.done = read_index(self.out_dir)
         self.known: set[str] = set(self.done)
         self.article_pattern = re.compile(self.cfg["article_pattern"])
         self.exclude_pattern = re.compile(self.cfg["exclude_pattern"])
-
-    def _replay(self, timestamp: str, url: str) -> str:
-        return ArchiveEndpoints(self.cfg["cdx_url"], self.cfg["replay_template"]).replay(timestamp, url)
 
     async def start(self):
         rows = list(iter_jsonl(self.cfg["captures"], "capture line"))
@@ -59,7 +57,7 @@ class ArchiveSpider(scrapy.Spider):
         for row in rows:
             if row["key"] in self.done:
                 continue
-            yield scrapy.Request(self._replay(row["timestamp"], row["url"]), callback=self.parse_capture,
+            yield scrapy.Request(self.endpoints.replay(row["timestamp"], row["url"]), callback=self.parse_capture,
                                  errback=self.on_error, meta={"capture": row, "hops": 0}, dont_filter=True)
 
     def parse_capture(self, response):
@@ -100,7 +98,7 @@ class ArchiveSpider(scrapy.Spider):
         target = int(cap["timestamp"])
         best = min(in_range, key=lambda c: (abs(int(c.timestamp) - target), c.timestamp))
         row = {"key": cap["key"], "url": best.url, "timestamp": best.timestamp}
-        yield scrapy.Request(self._replay(best.timestamp, best.url), callback=self.parse_capture,
+        yield scrapy.Request(self.endpoints.replay(best.timestamp, best.url), callback=self.parse_capture,
                              errback=self.on_error, meta={"capture": row, "hops": response.meta["hops"]},
                              dont_filter=True)
 
