@@ -42,18 +42,24 @@ def _weights(path):
 
 
 def _die_after_checkpoint(monkeypatch):
-    """Make the third batch fail: the run stops right after checkpoint-2 was written."""
-    calls = {"n": 0}
-    real = train_mod.collate
+    """The run is killed right after checkpoint-2 was written whole."""
+    import pipeline.training.finetune as finetune
 
-    def dying_collate(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 3:
+    real = finetune._save_checkpoint
+
+    def save_then_die(accelerator, out_dir, step, losses):
+        real(accelerator, out_dir, step, losses)
+        if step == 2:
             raise KeyboardInterrupt("killed")
-        return real(*args, **kwargs)
 
-    monkeypatch.setattr(train_mod, "collate", dying_collate)
+    monkeypatch.setattr(finetune, "_save_checkpoint", save_then_die)
     return real
+
+
+def _undo_kill(monkeypatch, real):
+    import pipeline.training.finetune as finetune
+
+    monkeypatch.setattr(finetune, "_save_checkpoint", real)
 
 
 def test_killed_training_resumes_to_the_same_weights(feats, tmp_path, monkeypatch):
@@ -62,8 +68,10 @@ def test_killed_training_resumes_to_the_same_weights(feats, tmp_path, monkeypatc
     real = _die_after_checkpoint(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         train(feats, CFG, tmp_path / "resumed", {"t": 1})
-    assert (tmp_path / "resumed" / "checkpoint-2" / "state.pt").exists()
-    monkeypatch.setattr(train_mod, "collate", real)
+    ckpt = tmp_path / "resumed" / "checkpoint-2"
+    assert {"progress.json", "model.safetensors", "optimizer.bin", "scheduler.bin", "random_states_0.pkl"} <= \
+        {p.name for p in ckpt.iterdir()}
+    _undo_kill(monkeypatch, real)
     stats = train(feats, CFG, tmp_path / "resumed", {"t": 1})
     assert stats["resumed_from_step"] == 2
     assert stats["final_loss"] is not None and stats["final_loss"] == clean["final_loss"]
@@ -73,25 +81,28 @@ def test_killed_training_resumes_to_the_same_weights(feats, tmp_path, monkeypatc
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=1e-6)
 
 
-def test_fp16_trains_with_a_loss_scaler_that_a_resume_restores(feats, tmp_path, monkeypatch):
-    """The GPU-without-bf16 path, on CPU: fp16 autocast with the gradient scaler enabled. The scaler's state
-    goes into the checkpoint and comes back on resume, so the resumed run ends where the clean one does."""
+def test_mixed_precision_trains_and_resumes_to_the_same_weights(feats, tmp_path, monkeypatch):
+    """The GPU path's mixed precision, on CPU: bf16 autocast through Accelerate (the model's forward runs in
+    bf16), then a kill and a resume that ends where the uninterrupted run does. fp16 (GPUs without bf16)
+    adds Accelerate's gradient scaler, which needs CUDA; its state is part of the same save_state."""
     import pipeline.training.finetune as finetune
 
-    monkeypatch.setattr(finetune, "pick_device", lambda requested="auto": (torch.device("cpu"), torch.float16))
+    monkeypatch.setattr(finetune, "pick_device", lambda requested="auto": (torch.device("cpu"), torch.bfloat16))
     clean = train(feats, CFG, tmp_path / "clean", {"t": 1})
-    assert clean["precision"] == "float16"
+    assert clean["precision"] == "bfloat16"
     real = _die_after_checkpoint(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         train(feats, CFG, tmp_path / "resumed", {"t": 1})
-    state = torch.load(tmp_path / "resumed" / "checkpoint-2" / "state.pt", weights_only=True)
-    assert state["scaler"]["scale"] > 0 and "_growth_tracker" in state["scaler"]  # an enabled scaler's state
-    monkeypatch.setattr(train_mod, "collate", real)
+    _undo_kill(monkeypatch, real)
     stats = train(feats, CFG, tmp_path / "resumed", {"t": 1})
     assert stats["resumed_from_step"] == 2 and stats["final_loss"] == clean["final_loss"]
     a, b = _weights(tmp_path / "clean"), _weights(tmp_path / "resumed")
     for k in a:
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=1e-6)
+    monkeypatch.undo()
+    train(feats, CFG, tmp_path / "fp32", {"t": 1})  # the same run in float32 ends elsewhere: bf16 was on
+    fp32 = _weights(tmp_path / "fp32")
+    assert max(float((fp32[k] - a[k]).abs().max()) for k in a) > 1e-4
 
 
 def test_a_finished_run_trains_again_from_scratch_to_the_same_weights(feats, tmp_path):
@@ -108,7 +119,7 @@ def test_a_checkpoint_from_other_inputs_is_not_resumed(feats, tmp_path, monkeypa
     real = _die_after_checkpoint(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         train(feats, CFG, tmp_path / "m", {"t": 1})
-    monkeypatch.setattr(train_mod, "collate", real)
+    _undo_kill(monkeypatch, real)
     stats = train(feats, CFG, tmp_path / "m", {"t": 2})
     assert stats["resumed_from_step"] == 0
 
@@ -144,11 +155,10 @@ def test_a_tampered_checkpoint_runs_no_code_on_resume(feats, tmp_path, monkeypat
     real = _die_after_checkpoint(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         train(feats, CFG, tmp_path / "m", {"t": 1})
-    monkeypatch.setattr(train_mod, "collate", real)
+    _undo_kill(monkeypatch, real)
     marker = tmp_path / "pwned"
     monkeypatch.setenv("QA_TEST_MARKER", str(marker))
-    state = tmp_path / "m" / "checkpoint-2" / "state.pt"
-    torch.save({"optimizer": _Payload(), "step": 2}, state)
+    torch.save({"state": _Payload(), "param_groups": []}, tmp_path / "m" / "checkpoint-2" / "optimizer.bin")
     with pytest.raises(Exception, match="[Ww]eights only load failed|Unsupported global"):
         train(feats, CFG, tmp_path / "m", {"t": 1})
     assert not marker.exists() and _os.environ["QA_TEST_MARKER"]

@@ -1,16 +1,17 @@
 """The one fine-tuning loop every model in the pipeline trains with, resumable from its last checkpoint.
 
-A plain PyTorch loop rather than ``Trainer``: every piece that decides the result is visible and seeded
-(shuffling through a seeded generator, dropout through ``torch.manual_seed``), and a checkpoint holds
-model, optimizer, scheduler, step and RNG states, so a killed run continues where it stopped and reaches
-the same weights as an uninterrupted one. Span QA, yes/no classification and multiple choice differ only
-in the model class and in how a batch is made, which callers pass in. Device: CUDA when present (bf16
-autocast where supported; fp16 with a gradient scaler elsewhere), else CPU in float32. Checkpoints keep the
-CPU and every CUDA device's RNG state and the scaler's, so a resumed GPU run draws the same dropout masks.
+Hugging Face Accelerate runs the loop: it places the model, picks mixed precision (bf16 autocast where the
+GPU has it, fp16 with a gradient scaler where it does not, float32 on CPU), wraps the model in DDP when the
+stage runs under ``torchrun`` (params ``distributed.nproc_per_node``), gives each process its slice of every
+batch, and saves/restores model, optimizer, scheduler, scaler and every process's and device's RNG state
+(``save_state``/``load_state``). What stays ours is what decides the result and must be visible: the order of
+examples is fixed up front from the seed, ``batch_size`` is the global batch (``split_batches``: 2 processes x
+4 train exactly as 1 x 8), and a checkpoint counts only once its ``progress.json`` (step, losses) is written.
 
-Why not Hugging Face Accelerate (which does all of this): not adopted in this step; the loop is small, its
-CPU results are pinned byte for byte by the committed metrics, and the multi-process training that would
-need Accelerate's DDP wrapping is a later step, which will measure one against the other.
+Measured against the plain PyTorch loop it replaced (``benchmarks/training_throughput.py`` runs both on the
+same batches): same weights on CPU to the last bit and the same tokens/s within noise; see benchmarks/README.
+Span QA, yes/no classification and multiple choice differ only in the model class and in how a batch is
+made, which callers pass in.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import random
 import shutil
 import time
 from collections.abc import Callable
@@ -48,17 +48,14 @@ def resolve_model_path(name_or_path: str) -> str:
 
 
 def pick_device(requested: str = "auto") -> tuple[torch.device, torch.dtype | None]:
+    """CPU in float32; CUDA with bf16 autocast where the GPU supports it, else fp16 (with loss scaling)."""
     if requested == "cpu" or (requested == "auto" and not torch.cuda.is_available()):
         return torch.device("cpu"), None
     device = torch.device("cuda")
     return device, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
 
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-    torch.cuda.manual_seed_all(seed)
+MIXED_PRECISION = {None: "no", torch.bfloat16: "bf16", torch.float16: "fp16"}  # Accelerate's names
 
 
 def accepts_token_types(model) -> bool:
@@ -105,103 +102,69 @@ def _code_hash(make_batch: BatchMaker) -> str:
 
 
 def _latest_checkpoint(out_dir: Path) -> Path | None:
+    """The newest checkpoint whose ``progress.json`` was written: one killed while saving is skipped."""
     ckpts = sorted(out_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
-    return next((c for c in reversed(ckpts) if (c / "state.pt").exists()), None)
+    return next((c for c in reversed(ckpts) if (c / "progress.json").exists()), None)
 
 
-def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: TrainConfig, out_dir: Path,
-              fingerprint: dict[str, Any], model_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Train ``auto_class.from_pretrained(cfg.model_name_or_path)`` on ``n_examples`` examples, batches made
-    by ``make_batch``; checkpoint into ``out_dir`` and resume when a checkpoint of the same ``fingerprint``
-    (and the same training code) exists. ``final/`` holds the model and tokenizer.
+class FixedOrderBatches(torch.utils.data.Sampler):
+    """Global batches ``start..stop-1`` of a precomputed example order. Accelerate's ``split_batches`` then
+    hands process *r* of *n* the *r*-th of *n* equal slices of each, so the data a step sees does not depend
+    on how many processes share it, and a resumed run starts at its saved step."""
 
-    Checkpoints exist only while a run is unfinished: a completed run removes them, so running again (DVC
-    reruns a stage whose code or inputs changed) always trains from the start."""
-    from transformers import AutoTokenizer, get_linear_schedule_with_warmup
+    def __init__(self, order: list[int], batch_size: int, start: int, stop: int):
+        self.order, self.batch_size, self.start, self.stop = order, batch_size, start, stop
 
-    if n_examples == 0:
-        raise ValueError("nothing to train on: 0 training examples")
-    log = get_logger()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fingerprint = {**fingerprint, "training_code": _code_hash(make_batch)}
-    fp_path = out_dir / "fingerprint.json"
-    if fp_path.exists() and json.loads(fp_path.read_text()) != fingerprint:
-        log.info("training inputs changed since the last run: starting afresh")
-        for c in out_dir.glob("checkpoint-*"):
-            shutil.rmtree(c)
-    fp_path.write_text(json.dumps(fingerprint, sort_keys=True, indent=1))
+    def __iter__(self):
+        for step in range(self.start, self.stop):
+            yield self.order[step * self.batch_size:(step + 1) * self.batch_size]
 
-    seed_everything(cfg.seed)
-    device, amp_dtype = pick_device(cfg.device)
-    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(cfg.model_name_or_path))
-    resume = _latest_checkpoint(out_dir)
-    source = str(resume) if resume else resolve_model_path(cfg.model_name_or_path)
-    model = auto_class.from_pretrained(source, **(model_kwargs or {}))
-    model.to(device)
-    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
-    groups = [
-        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)], "weight_decay": cfg.weight_decay},
-        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=cfg.learning_rate)
-    # fp16 gradients underflow without loss scaling; bf16 and fp32 need none (the scaler is then a no-op)
-    scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * cfg.max_steps), cfg.max_steps)
-    # the whole order of batches is fixed up front from the seed: resuming replays it from the saved step
-    gen = torch.Generator().manual_seed(cfg.seed)
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+
+def example_order(n_examples: int, batch_size: int, max_steps: int, seed: int) -> list[int]:
+    """Every example once per epoch, epochs shuffled by a generator of their own: the order is fixed by the
+    seed alone, before any model code draws random numbers."""
+    gen = torch.Generator().manual_seed(seed)
     order: list[int] = []
-    while len(order) < cfg.max_steps * cfg.batch_size:
+    while len(order) < max_steps * batch_size:
         order += torch.randperm(n_examples, generator=gen).tolist()
-    step = 0
-    losses: list[float] = []  # kept in checkpoints, so a resumed run reports the same final loss
-    if resume is not None:
-        state = torch.load(resume / "state.pt", weights_only=True)  # tensors and plain values only: no pickled code
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["torch_rng"])
-        if "scaler" in state:
-            scaler.load_state_dict(state["scaler"])
-        if device.type == "cuda" and state.get("cuda_rng") is not None:  # dropout on the GPU draws from these
-            torch.cuda.set_rng_state_all(list(state["cuda_rng"]))
-        step = state["step"]
-        losses = list(state.get("losses", []))
-        log.info("resumed from %s (step %d of %d)", resume, step, cfg.max_steps)
+    return order
 
-    model.train()
-    types = accepts_token_types(model)
-    tokens, t0 = 0, time.perf_counter()
-    while step < cfg.max_steps:
-        idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
-        batch = {k: v.to(device) for k, v in make_batch(idx, tokenizer, types).items()}
-        with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-            loss = model(**batch).loss
-        scaler.scale(loss).backward()
-        scaler.unscale_(optimizer)  # clip the true gradients, not the scaled ones
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        scaler.step(optimizer)  # skipped when fp16 gradients overflowed; the scale then shrinks
-        scaler.update()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        step += 1
-        tokens += int(batch["attention_mask"].sum())
-        losses.append(float(loss.detach()))
-        if step % 10 == 0 or step == cfg.max_steps:
-            log.info("step %d/%d loss %.4f", step, cfg.max_steps, float(np.mean(losses[-10:])))
-        if step % cfg.checkpoint_every == 0 or step == cfg.max_steps:
-            ckpt = out_dir / f"checkpoint-{step}"
-            model.save_pretrained(ckpt)
-            torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                        "torch_rng": torch.get_rng_state(), "scaler": scaler.state_dict(),
-                        "cuda_rng": torch.cuda.get_rng_state_all() if device.type == "cuda" else None,
-                        "step": step, "losses": losses}, ckpt / "state.pt.tmp")
-            (ckpt / "state.pt.tmp").replace(ckpt / "state.pt")  # a checkpoint counts only once complete
-            for old in out_dir.glob("checkpoint-*"):
-                if old != ckpt:
-                    shutil.rmtree(old)
-    elapsed = time.perf_counter() - t0
-    # the new model is written whole under a temporary name before the old one goes: a kill at any point
-    # leaves a complete model in final/ (old or new) or, between the two renames, in .final.old/, which
-    # the next run puts back first
+
+def _accelerator(cfg: TrainConfig):
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+    from accelerate.utils import DataLoaderConfiguration
+
+    device, amp_dtype = pick_device(cfg.device)
+    # the precision is a per-run choice: forget the previous run's in this process (tests, notebooks);
+    # the process group of a torchrun launch (PartialState) is kept
+    AcceleratorState._reset_state(reset_partial_state=False)
+    return Accelerator(cpu=device.type == "cpu", mixed_precision=MIXED_PRECISION[amp_dtype],
+                       dataloader_config=DataLoaderConfiguration(split_batches=True)), amp_dtype
+
+
+def _save_checkpoint(accelerator, out_dir: Path, step: int, losses: list[float]) -> None:
+    ckpt = out_dir / f"checkpoint-{step}"
+    accelerator.save_state(str(ckpt))  # every process writes its RNG state; rank 0 the rest
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        # written last: a checkpoint counts only once complete (JSON, so resuming unpickles nothing of ours)
+        tmp = ckpt / "progress.json.tmp"
+        tmp.write_text(json.dumps({"step": step, "losses": losses}))
+        tmp.replace(ckpt / "progress.json")
+        for old in out_dir.glob("checkpoint-*"):
+            if old != ckpt:
+                shutil.rmtree(old)
+    accelerator.wait_for_everyone()
+
+
+def _save_final(model, tokenizer, out_dir: Path) -> None:
+    """The new model is written whole under a temporary name before the old one goes: a kill at any point
+    leaves a complete model in final/ (old or new) or, between the two renames, in .final.old/, which the
+    next run puts back first."""
     final, partial, old = out_dir / "final", out_dir / ".final.partial", out_dir / ".final.old"
     if old.exists() and not final.exists():
         old.rename(final)
@@ -215,11 +178,94 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
     shutil.rmtree(old, ignore_errors=True)
     for ckpt in out_dir.glob("checkpoint-*"):  # finished: nothing left to resume
         shutil.rmtree(ckpt)
+
+
+def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: TrainConfig, out_dir: Path,
+              fingerprint: dict[str, Any], model_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Train ``auto_class.from_pretrained(cfg.model_name_or_path)`` on ``n_examples`` examples, batches made
+    by ``make_batch``; checkpoint into ``out_dir`` and resume when a checkpoint of the same ``fingerprint``
+    (and the same training code) exists. ``final/`` holds the model and tokenizer. Under ``torchrun`` every
+    process calls this; rank 0 alone writes files other than its own RNG state.
+
+    Checkpoints exist only while a run is unfinished: a completed run removes them, so running again (DVC
+    reruns a stage whose code or inputs changed) always trains from the start."""
+    from accelerate.utils import set_seed
+    from transformers import AutoTokenizer, get_linear_schedule_with_warmup
+
+    if n_examples == 0:
+        raise ValueError("nothing to train on: 0 training examples")
+    log = get_logger()
+    accelerator, amp_dtype = _accelerator(cfg)
+    if cfg.batch_size % accelerator.num_processes:
+        raise ValueError(f"batch_size {cfg.batch_size} is the global batch and must divide evenly among "
+                         f"{accelerator.num_processes} processes")
+    main = accelerator.is_main_process
+    fingerprint = {**fingerprint, "training_code": _code_hash(make_batch)}
+    fp_path = out_dir / "fingerprint.json"
+    if main:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if fp_path.exists() and json.loads(fp_path.read_text()) != fingerprint:
+            log.info("training inputs changed since the last run: starting afresh")
+            for c in out_dir.glob("checkpoint-*"):
+                shutil.rmtree(c)
+        fp_path.write_text(json.dumps(fingerprint, sort_keys=True, indent=1))
+    accelerator.wait_for_everyone()
+
+    set_seed(cfg.seed)  # python, numpy, torch and every CUDA device
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(cfg.model_name_or_path))
+    resume = _latest_checkpoint(out_dir)
+    model = auto_class.from_pretrained(resolve_model_path(cfg.model_name_or_path), **(model_kwargs or {}))
+    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
+    groups = [
+        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)], "weight_decay": cfg.weight_decay},
+        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW(groups, lr=cfg.learning_rate)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * cfg.max_steps), cfg.max_steps)
+    step, losses = 0, []  # losses go into checkpoints, so a resumed run reports the same final loss
+    if resume is not None:
+        progress_state = json.loads((resume / "progress.json").read_text())
+        step, losses = int(progress_state["step"]), [float(x) for x in progress_state["losses"]]
+    types = accepts_token_types(model)
+    order = example_order(n_examples, cfg.batch_size, cfg.max_steps, cfg.seed)
+    # a generator of its own: starting an iterator would otherwise draw from the global RNG, and the dropout
+    # masks after a resume would differ from an uninterrupted run's
+    loader = torch.utils.data.DataLoader(range(n_examples), collate_fn=lambda idx: make_batch(idx, tokenizer, types),
+                                         batch_sampler=FixedOrderBatches(order, cfg.batch_size, step, cfg.max_steps),
+                                         generator=torch.Generator().manual_seed(cfg.seed))
+    model, optimizer, scheduler, loader = accelerator.prepare(model, optimizer, scheduler, loader)
+    if resume is not None:
+        # weights, optimizer, scheduler, scaler and RNG states; tensors and plain values only (no pickled code)
+        accelerator.load_state(str(resume))
+        log.info("resumed from %s (step %d of %d)", resume, step, cfg.max_steps)
+
+    model.train()
+    tokens, t0 = 0, time.perf_counter()
+    for batch in loader:
+        loss = model(**batch).loss  # autocast, when mixed precision is on, is part of the prepared model
+        accelerator.backward(loss)  # scaled under fp16; DDP averages gradients across processes
+        accelerator.clip_grad_norm_(model.parameters(), 1.0)  # on the unscaled gradients
+        optimizer.step()  # skipped when fp16 gradients overflowed (the scheduler then waits too)
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        step += 1
+        tokens += int(accelerator.reduce(batch["attention_mask"].sum(), "sum"))
+        losses.append(float(accelerator.reduce(loss.detach().float(), "mean")))
+        if main and (step % 10 == 0 or step == cfg.max_steps):
+            log.info("step %d/%d loss %.4f", step, cfg.max_steps, float(np.mean(losses[-10:])))
+        if step % cfg.checkpoint_every == 0 or step == cfg.max_steps:
+            _save_checkpoint(accelerator, out_dir, step, losses)
+    elapsed = time.perf_counter() - t0
+    if main:
+        _save_final(accelerator.unwrap_model(model), tokenizer, out_dir)
+    accelerator.wait_for_everyone()
+    device = accelerator.device
     return {
         "steps": cfg.max_steps, "resumed_from_step": int(resume.name.split("-")[1]) if resume else 0,
         "final_loss": round(float(np.mean(losses[-10:])), 4) if losses else None,
         "device": str(device) if device.type == "cpu" else torch.cuda.get_device_name(0),
         "precision": "fp32" if amp_dtype is None else str(amp_dtype).removeprefix("torch."),
+        "processes": accelerator.num_processes,
         "tokens_per_s_this_run": round(tokens / elapsed, 1) if elapsed > 0 and tokens else None,
     }
 

@@ -1,0 +1,63 @@
+"""Headline figures: the few numbers per system that a paper reports, kept as the project's DVC metrics.
+
+Every stage writes its full results (breakdowns by question type, domain and length, counts, settings) to
+``reports/<stage>.json``; the figures a reader compares across runs go to ``metrics/<track>/<system>.json``,
+one small file per system with keys shared by every system of a track. ``dvc metrics show`` then prints one
+row per system and one column per figure (about a dozen), instead of one column per breakdown cell, and
+``dvc metrics diff`` lists exactly the numbers a results table would change. All figures are percentages
+(0-100), correlations excepted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pipeline.common.runtime import write_json
+
+TRACKS = ("nlquad", "strategyqa", "quail", "difficulty")
+# the only column names: a new one widens every table, so it has to be added here on purpose
+KEYS = {
+    "EM": "exact match (%)", "F1": "token F1 (%)", "IoU": "token-span IoU (%)", "ROUGE-L": "ROUGE-L F (%)",
+    "R@10": "recall of gold paragraphs in the top 10 (%)", "acc": "accuracy (%), held-out/eval set",
+    "acc_challenge": "accuracy (%), QuAIL challenge set", "majority": "majority-answer accuracy (%)",
+    "r": "correlation with model accuracy (or the human-model gap)", "p": "its p-value",
+}
+ROOT = Path("metrics")
+
+
+def headline_path(track: str, system: str) -> Path:
+    if track not in TRACKS:
+        raise ValueError(f"unknown track {track!r}; one of {TRACKS}")
+    return ROOT / track / f"{system}.json"
+
+
+def write_headline(track: str, system: str, figures: dict[str, float | int | None]) -> Path:
+    """``figures`` with keys from ``KEYS``; ``None`` values (not measured) are left out, not written as 0."""
+    unknown = sorted(set(figures) - set(KEYS))
+    if unknown:
+        raise ValueError(f"headline keys {unknown} are not among {sorted(KEYS)}")
+    path = headline_path(track, system)
+    write_json(path, {k: round(float(v), 4) if isinstance(v, float) else v
+                      for k, v in figures.items() if v is not None})
+    return path
+
+
+def span_figures(summary: dict[str, Any]) -> dict[str, float]:
+    """NLQuAD's columns from a span-QA summary (``pipeline.span_qa.metrics``)."""
+    return {"EM": summary["em"], "F1": summary["f1"], "IoU": summary["iou"], "ROUGE-L": summary["rougeL"]}
+
+
+def percent(fraction: float | None) -> float | None:
+    return None if fraction is None else round(100 * fraction, 2)
+
+
+def read_headlines(root: Path | str = ROOT) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{track: {system: figures}}`` of the files under ``root`` (missing tracks are empty)."""
+    root = Path(root)
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for track in TRACKS:
+        files = sorted((root / track).glob("*.json")) if (root / track).is_dir() else []
+        out[track] = {f.stem: json.loads(f.read_text(encoding="utf-8")) for f in files}
+    return out
