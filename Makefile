@@ -21,7 +21,12 @@ export QA_PIPELINE_PYWB_BIN := $(CURDIR)/$(VENV_PYWB)/bin
 
 .PHONY: setup repro test serve plots check-params clean-envs
 
-setup: $(VENV)/.installed $(VENV_PYWB)/.installed
+setup: $(VENV)/.installed $(VENV_PYWB)/.installed .plots-vendor/offline_template.html
+
+# `dvc plots show` offline: vega, vega-lite and vega-embed from the npm registry, inlined into the HTML
+# template that .dvc/config.local names (pipeline/common/plots_template.py)
+.plots-vendor/offline_template.html: $(VENV)/.installed pipeline/common/plots_template.py
+	$(VENV)/bin/python -m pipeline.common.plots_template
 
 $(UV):
 	$(PYTHON) -m venv $(VENV)
@@ -54,8 +59,7 @@ serve: setup check-params
 	$(VENV)/bin/python -m flows.serve
 
 plots: setup
-	$(VENV)/bin/python -m pipeline.common.plots_template
-	dvc plots show
+	$(VENV)/bin/dvc plots show
 
 clean-envs:
 	rm -rf $(VENV) $(VENV_PYWB)

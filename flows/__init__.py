@@ -5,6 +5,12 @@ the library. Telemetry is off unless the user turns it back on in their own envi
 """
 
 import os
+from pathlib import Path
+
+# One project-local Prefect home (database, settings, logs) whoever starts the process: `make`, a plain
+# `dvc repro` or `dvc exp run` in an activated venv, or `make serve`; so every run lands in one database and
+# the UI of `make serve` shows them all. An explicit PREFECT_HOME (or PREFECT_API_URL) still wins.
+os.environ.setdefault("PREFECT_HOME", str(Path(__file__).resolve().parents[1] / ".prefect"))
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")

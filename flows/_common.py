@@ -1,5 +1,10 @@
 """What every stage flow shares: params validated before the flow starts, the Prefect server it reports to
-(``PREFECT_API_URL``, else the shared one of ``flows._server``), and a retry condition."""
+(``PREFECT_API_URL``, else the project's shared one of ``flows._server``), run names and tags, and a retry
+condition.
+
+A stage's flow run is named after the stage and its variant (``quail_mc@options``), as ``dvc repro`` prints
+it, and tagged ``dvc-stage``; started by a ``rebuild`` run it also carries ``rebuild:<that run's id>``
+(``QA_PIPELINE_PARENT_RUN``), so the UI filters one rebuild's stages with one tag."""
 
 from __future__ import annotations
 
@@ -23,6 +28,14 @@ def retry_if_transient(task: Any, task_run: Any, state: Any) -> bool:
     return False
 
 
+PARENT_RUN_ENV = "QA_PIPELINE_PARENT_RUN"
+
+
+def run_tags() -> list[str]:
+    parent = os.environ.get(PARENT_RUN_ENV)
+    return ["dvc-stage", *([f"rebuild:{parent}"] if parent else [])]
+
+
 def stage_main(flow: Callable[..., Any], argv: list[str] | None = None,
                variants: tuple[str, ...] | None = None) -> int:
     """CLI of ``python -m flows.<stage> [VARIANT]``: validate params first, so a bad file writes nothing at
@@ -37,14 +50,17 @@ def stage_main(flow: Callable[..., Any], argv: list[str] | None = None,
     except ParamsError as exc:
         print(exc, file=sys.stderr)
         return 2
+    from prefect import tags
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     api_url = os.environ.get("PREFECT_API_URL") or shared_api_url()
-    with stage_lease(), temporary_settings({PREFECT_API_URL: api_url}):
+    name = getattr(flow, "name", "stage") + (f"@{args.variant}" if variants else "")
+    named = flow.with_options(flow_run_name=name.replace("{", "{{").replace("}", "}}"))
+    with stage_lease(), temporary_settings({PREFECT_API_URL: api_url}), tags(*run_tags()):
         if variants:
-            flow(args.variant, params_file=args.params)
+            named(args.variant, params_file=args.params)
         else:
-            flow(params_file=args.params)
+            named(params_file=args.params)
     return 0
 
 

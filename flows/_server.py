@@ -6,7 +6,11 @@ server starts one on a free loopback port under a small supervisor (``python -m 
 in ``.prefect/shared-server.json``; later stages find it there and reuse it. Each stage holds a lease file while
 it runs; the supervisor stops the server once no lease has been held for ``QA_PIPELINE_PREFECT_IDLE_S`` seconds
 (default 600, time to look at the runs in the UI), by PID. A no-op ``dvc repro`` runs no stage and starts nothing.
-With ``PREFECT_API_URL`` set (``make serve``, a team server) none of this happens: runs go there.
+``make serve`` runs its scheduler against this same server (starting it if needed, holding a lease while it
+serves), so there is one server and one database (``PREFECT_HOME=.prefect``, see ``flows/__init__.py``) for
+every run. It listens on 127.0.0.1:4200 (``QA_PIPELINE_PREFECT_PORT``) when that port is free, so the "View
+at" links a run prints stay valid: after an idle stop, ``make serve`` opens the same address on the same runs.
+With ``PREFECT_API_URL`` set (a team server) none of this happens: runs go there.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import contextlib
 import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -36,6 +41,25 @@ LEASES = HOME / "leases"
 LAST_RELEASE = LEASES / ".last-release"
 IDLE_ENV = "QA_PIPELINE_PREFECT_IDLE_S"
 DEFAULT_IDLE_S = 600.0
+PORT_ENV = "QA_PIPELINE_PREFECT_PORT"
+DEFAULT_PORT = 4200
+
+
+def _port_free(port: int, host: str = "127.0.0.1") -> bool:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def preferred_port() -> int:
+    """``QA_PIPELINE_PREFECT_PORT`` (default 4200) when free, else any free loopback port."""
+    port = int(os.environ.get(PORT_ENV) or DEFAULT_PORT)
+    return port if _port_free(port) else free_port()
 
 
 def start_server(host: str, port: int, log_path: Path) -> subprocess.Popen:
@@ -55,6 +79,11 @@ def _healthy(url: str) -> bool:
             return 200 <= r.status < 300
     except OSError:
         return False
+
+
+def running_server() -> str | None:
+    """The shared server's API URL if one is up (and its supervisor alive), else None."""
+    return _running_server()
 
 
 def _running_server() -> str | None:
@@ -98,7 +127,7 @@ def shared_api_url(timeout_s: float = 180.0) -> str:
             url = _running_server()
             if url:
                 print(f"Prefect UI for these runs: {url.removesuffix('/api')} (stops after {float(idle):.0f} s "
-                      f"without a stage; {IDLE_ENV})", file=sys.stderr)
+                      f"without a stage, {IDLE_ENV}; `make serve` shows every run again)", file=sys.stderr)
                 return url
             time.sleep(0.5)
     raise TimeoutError(f"the shared Prefect server did not start within {timeout_s:.0f} s; see "
@@ -128,9 +157,33 @@ def _live_leases() -> int:
     return live
 
 
+def stop_shared_server(timeout_s: float = 60.0) -> bool:
+    """Stop the running shared server through its supervisor (SIGTERM; it stops the server and removes its
+    state). For ``make serve`` when it started the server itself. True if one was stopped."""
+    try:
+        state = json.loads(STATE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    pid = int(state.get("supervisor_pid", 0))
+    if not pid or not pid_alive(pid):
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # reap it if it is our child
+    return True
+
+
 def supervise(idle_s: float, poll_s: float = 1.0) -> int:
-    """Start the server, publish it, and stop it after ``idle_s`` without a live lease."""
-    port = free_port()
+    """Start the server, publish it, and stop it after ``idle_s`` without a live lease (or on SIGTERM)."""
+
+    def _terminate(signum, frame):
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, _terminate)
+    port = preferred_port()
     server = start_server("127.0.0.1", port, HOME / "shared-server.log")
     state = {"api_url": f"http://127.0.0.1:{port}/api", "supervisor_pid": os.getpid(), "server_pid": server.pid}
     tmp = STATE.with_suffix(".json.tmp")

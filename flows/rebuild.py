@@ -2,8 +2,10 @@
 
 This is the flow the schedule triggers (``make serve``). DVC decides what is stale and in which order;
 this flow adds what DVC lacks: one run at a time (a file lock, on top of the deployment's concurrency
-limit), the run's output in Prefect's logs, a markdown artifact with ``dvc metrics show --md``, and a
-failed flow run when repro fails. The repro task is never cached or retried: it has side effects, and a
+limit), the run's output in Prefect's logs, one small markdown artifact per track (``metrics-nlquad``, ...:
+systems by headline figures, each with its change against the previous run), and a failed flow run when
+repro fails. The stage runs DVC starts are tagged ``rebuild:<this run's id>`` so the UI shows what one
+rebuild did. The repro task is never cached or retried: it has side effects, and a
 failing stage fails the same way twice.
 """
 
@@ -20,6 +22,10 @@ from filelock import FileLock, Timeout
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.logging import get_run_logger
+from prefect.settings import PREFECT_API_URL
+
+from flows._common import PARENT_RUN_ENV
+from pipeline.common.headline import markdown_table, read_headlines
 
 
 class RebuildAlreadyRunning(RuntimeError):
@@ -55,7 +61,9 @@ def dvc_repro(repo_dir: str, targets: list[str], force: bool) -> None:
     logger = get_run_logger()
     cmd = [_dvc(), "repro", *(["--force"] if force else []), *targets]
     logger.info("running %s in %s", " ".join(cmd), repo_dir)
-    proc = subprocess.Popen(cmd, cwd=repo_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # the stages report to this run's server and carry its id as a tag (flows._common.stage_main)
+    env = dict(os.environ, PREFECT_API_URL=str(PREFECT_API_URL.value() or ""), **{PARENT_RUN_ENV: _run_id()})
+    proc = subprocess.Popen(cmd, cwd=repo_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     tail: list[str] = []
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -66,14 +74,26 @@ def dvc_repro(repo_dir: str, targets: list[str], force: bool) -> None:
         raise RuntimeError(f"dvc repro failed with exit code {proc.returncode}:\n" + "\n".join(tail))
 
 
+def _run_id() -> str:
+    from prefect.runtime import flow_run
+
+    return str(flow_run.id or "")
+
+
 @task(name="publish-metrics", cache_policy=None)
-def publish_metrics(repo_dir: str) -> str:
-    out = subprocess.run([_dvc(), "metrics", "show", "--md"], cwd=repo_dir, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"dvc metrics show failed: {out.stderr.strip()}")
-    markdown = "# Metrics after dvc repro\n\n" + (out.stdout.strip() or "_no metrics declared_")
-    create_markdown_artifact(key="dvc-metrics", markdown=markdown, description="dvc metrics show --md")
-    return markdown
+def publish_metrics(repo_dir: str, before: dict) -> str:
+    """One artifact per track: the headline figures after this run, with their change against ``before``
+    (the figures in the checkout when this run started, i.e. the previous run's)."""
+    after = read_headlines(Path(repo_dir) / "metrics")
+    parts = []
+    for track, systems in after.items():
+        if not systems:
+            continue
+        markdown = markdown_table(track, systems, before.get(track, {}))
+        create_markdown_artifact(key=f"metrics-{track}", markdown=markdown,
+                                 description=f"{track}: headline figures and their change since the previous run")
+        parts.append(markdown)
+    return "\n".join(parts) or "_no headline metrics yet_"
 
 
 @flow(name="rebuild", log_prints=True)
@@ -87,8 +107,9 @@ def rebuild(targets: list[str] | None = None, force: bool = False) -> str:
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with FileLock(str(lock_path), timeout=0):
+            before = read_headlines(repo / "metrics")
             dvc_repro(str(repo), targets, force)
-            return publish_metrics(str(repo))
+            return publish_metrics(str(repo), before)
     except Timeout:
         raise RebuildAlreadyRunning(f"another rebuild holds {lock_path}; not starting a second one") from None
 

@@ -1,8 +1,10 @@
-"""``make serve``: a local Prefect server on 127.0.0.1 plus the scheduled ``rebuild`` deployment.
+"""``make serve``: the project's Prefect server on 127.0.0.1 plus the scheduled ``rebuild`` deployment.
 
-Starts ``prefect server start`` unless ``--no-server`` (then ``PREFECT_API_URL`` must point at one), and
-serves ``rebuild`` on ``schedule.cron`` from params.yaml (or ``--interval`` seconds, for tests and demos),
-with a deployment concurrency limit of one. Ctrl-C stops the runner and the server this started (by PID).
+Uses the project's shared server (``flows._server``: the one a plain ``dvc repro`` reports to, same database),
+starting it on ``--port`` (default 4200) when none is running, unless ``--no-server`` (then
+``PREFECT_API_URL`` must point at one). Serves ``rebuild`` on ``schedule.cron`` from params.yaml (or
+``--interval`` seconds, for tests and demos), with a deployment concurrency limit of one. While it serves it
+holds a lease, so the server stays up; Ctrl-C stops the runner, and the server too if this started it.
 """
 
 from __future__ import annotations
@@ -12,8 +14,13 @@ import os
 import sys
 from pathlib import Path
 
-from flows._server import start_server
-from pipeline.common.runtime import stop_process_group
+from flows._server import (
+    PORT_ENV,
+    running_server,
+    shared_api_url,
+    stage_lease,
+    stop_shared_server,
+)
 from pipeline.params import ParamsError, load_params
 
 
@@ -30,23 +37,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print("refusing to bind the Prefect server to a non-loopback address", file=sys.stderr)
         return 2
+    if args.no_server and not os.environ.get("PREFECT_API_URL"):
+        print("--no-server needs PREFECT_API_URL", file=sys.stderr)
+        return 2
+    started_here = False
     if not args.no_server:
         # before anything imports prefect (the params check does, for the cron parser): a prefect imported
         # without PREFECT_API_URL starts a temporary server of its own for the deployment
-        os.environ["PREFECT_API_URL"] = f"http://{args.host}:{args.port}/api"
+        os.environ.setdefault(PORT_ENV, str(args.port))
+        started_here = running_server() is None
+        os.environ["PREFECT_API_URL"] = shared_api_url()
+        print(f"Prefect UI: {os.environ['PREFECT_API_URL'].removesuffix('/api')} (every run of this project: "
+              f"dvc repro, dvc exp run, the schedule)", flush=True)
     try:
         schedule = load_params(args.params).schedule
     except ParamsError as exc:
         print(exc, file=sys.stderr)
-        return 2
-
-    server = None
-    if not args.no_server:
-        Path(".prefect").mkdir(exist_ok=True)
-        server = start_server(args.host, args.port, Path(".prefect/server.log"))
-        print(f"Prefect UI: http://{args.host}:{args.port}", flush=True)
-    elif not os.environ.get("PREFECT_API_URL"):
-        print("--no-server needs PREFECT_API_URL", file=sys.stderr)
+        if started_here:
+            stop_shared_server()
         return 2
 
     from prefect import serve  # after PREFECT_API_URL is set
@@ -61,14 +69,15 @@ def main(argv: list[str] | None = None) -> int:
         name=schedule.deployment_name,
         parameters={"targets": args.targets},
         concurrency_limit=1,
-        description="dvc repro, then dvc metrics show as an artifact",
+        description="dvc repro, then one artifact per track with the headline figures and their change",
         schedule=when,
     )
     try:
-        serve(deployment)
+        with stage_lease():  # the supervisor keeps the server up while the scheduler runs
+            serve(deployment)
     finally:
-        if server is not None:
-            stop_process_group(server)
+        if started_here:
+            stop_shared_server()
     return 0
 
 

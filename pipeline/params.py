@@ -166,7 +166,7 @@ class ExtractParams(StrictModel):
     max_depth: int = Field(ge=10, description="deeper element nesting is rejected as too_deep (BBC pages: < 30)")
     bad_records: Literal["fail", "skip"] = Field(
         description="an unreadable WARC record fails the stage (file and offset named); skip: go on and "
-                            "list the lost records in metrics/extract.json")
+                            "list the lost records in reports/extract.json")
 
 
 class WikiParams(StrictModel):

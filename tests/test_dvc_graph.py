@@ -97,16 +97,34 @@ def test_stage_params_exist_in_the_model(repo):
                 assert rest[0] in model.model_fields, f"{name} reads unknown params key {key!r}"
 
 
-def test_metrics_and_plots_live_under_their_folders(repo):
+def test_metrics_are_the_headline_files_and_plots_live_under_plots(repo):
+    """`dvc metrics show` reads the folder metrics/, which holds exactly the headline files the stages
+    declare (metrics/<track>/<system>.json); breakdowns are reports/, never metrics."""
+    from pipeline.common.headline import TRACKS
+
     dvc = _dvc(repo)
-    for m in dvc.get("metrics", []):
-        assert m.startswith("metrics/") and m.endswith(".json")
+    assert dvc["metrics"] == ["metrics"]
+    declared = set()
+    for stage in dvc["stages"].values():
+        body = stage.get("do", stage)
+        items = stage.get("foreach", [None])
+        for o in body.get("outs", []):
+            path = next(iter(o)) if isinstance(o, dict) else o
+            for item in items:
+                concrete = path.replace("${item}", item) if item else path
+                if concrete.startswith("metrics/"):
+                    track, name = concrete.split("/")[1:]
+                    assert track in TRACKS and name.endswith(".json"), concrete
+                    declared.add(concrete)
+    assert len(declared) >= 20
+    on_disk = {p.relative_to(repo).as_posix() for p in (repo / "metrics").rglob("*.json")}
+    assert on_disk == declared, (on_disk ^ declared)
     for p in dvc.get("plots", []):
         key, spec = next(iter(p.items())) if isinstance(p, dict) else (p, {})
-        files = [key] if key.startswith("plots/") else [f for axis in ("x", "y") for f in spec[axis]]
+        files = [key] if key.startswith("plots/") else [f for axis in ("x", "y") if isinstance(spec.get(axis), dict)
+                                                        for f in spec[axis]]
         assert files and all(f.startswith("plots/") for f in files), key
-    declared = {next(iter(o)) if isinstance(o, dict) else o for s in dvc["stages"].values() for o in s.get("outs", [])}
-    assert set(dvc.get("metrics", [])) <= declared
+        assert spec.get("x_label") and spec.get("y_label"), f"{key}: label both axes"
 
 
 def test_dvc_analytics_off(repo):
@@ -149,7 +167,7 @@ def test_invalid_params_under_plain_dvc_repro_delete_nothing(repo, tmp_path):
 
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
-    before = (clone / "metrics/sample.json").read_bytes()
+    before = (clone / "reports/sample.json").read_bytes()
     params = clone / "params.yaml"
     params.write_text(params.read_text().replace("n_articles: 150", "n_articles: oops", 1))
     venv = repo / ".venv" / "bin"
@@ -157,5 +175,5 @@ def test_invalid_params_under_plain_dvc_repro_delete_nothing(repo, tmp_path):
     res = subprocess.run([str(venv / "dvc"), "repro", "sample"], cwd=clone, env=env, capture_output=True,
                          text=True, timeout=300)
     assert res.returncode != 0 and "sample.n_articles" in res.stdout + res.stderr
-    assert (clone / "metrics/sample.json").read_bytes() == before
+    assert (clone / "reports/sample.json").read_bytes() == before
     shutil.rmtree(clone)

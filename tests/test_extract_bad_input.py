@@ -110,7 +110,7 @@ def test_extract_metrics_list_lost_records(warc, tmp_path, monkeypatch):
     (tmp_path / "data/raw/pages.warc.gz").write_bytes(data[: len(data) * 2 // 3])
     write_params(tmp_path / "params.yaml", {"extract": {"bad_records": "skip"}})
     extract_flow.fn(params_file=str(tmp_path / "params.yaml"))
-    metrics = json.loads((tmp_path / "metrics/extract.json").read_text())
+    metrics = json.loads((tmp_path / "reports/extract.json").read_text())
     assert metrics["lost_records"] == 1 and len(metrics["lost_record_offsets"]) == 1
     write_params(tmp_path / "params.yaml", {"extract": {"bad_records": "fail"}})
     before = (tmp_path / "data/interim/articles.jsonl").read_bytes()

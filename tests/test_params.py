@@ -145,3 +145,23 @@ def test_pywb_helper_refuses_a_path_as_collection_and_deletes_nothing(tmp_path):
     with pytest.raises(ValueError, match="plain name"):
         server._prepare(tmp_path)
     assert (victim / "keep.txt").exists()
+
+
+def test_a_one_value_experiment_is_a_one_line_diff_of_params_yaml(tmp_path, repo):
+    """`dvc exp run -S quail.pmi_window=5` rewrites params.yaml through DVC's YAML round trip
+    (``dvc.utils.hydra.apply_overrides``, what `exp run --set-param` calls): the file is kept in the layout
+    that round trip writes, so one changed value is one changed line and every comment survives."""
+    import difflib
+
+    from dvc.utils.hydra import apply_overrides
+
+    original = (repo / "params.yaml").read_text()
+    copy = tmp_path / "params.yaml"
+    copy.write_text(original)
+    apply_overrides(str(copy), ["quail.pmi_window=5"])
+    after = copy.read_text()
+    changed = [line for line in difflib.unified_diff(original.splitlines(), after.splitlines(), n=0, lineterm="")
+               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert len(changed) == 2, changed
+    assert changed[0].startswith("-  pmi_window: 10") and changed[1].startswith("+  pmi_window: 5"), changed
+    assert original.count("#") == after.count("#")  # no comment lost

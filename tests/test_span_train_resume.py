@@ -10,7 +10,6 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-import pipeline.span_qa.train as train_mod
 from pipeline.params import project_section
 from pipeline.span_qa.features import build_windows
 from pipeline.span_qa.train import train

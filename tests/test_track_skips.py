@@ -33,11 +33,11 @@ def test_missing_sources_skip_every_stage_with_the_reason(tmp_path, monkeypatch)
     difficulty_flow.fn(params_file=params)
     strategyqa_contexts_flow.fn(params_file=params)
     strategyqa_qa_flow.fn("ir_q", params_file=params)
-    for path in ("metrics/quail_baselines.json", "metrics/quail_mc_full.json", "metrics/difficulty.json"):
+    for path in ("reports/quail_baselines.json", "reports/quail_mc_full.json", "reports/difficulty.json"):
         assert "absent/quail_dev.xml not found" in json.loads((tmp_path / path).read_text())["skipped"], path
     assert "Skipped: " in (tmp_path / "reports/quail_baselines.md").read_text()
     assert (tmp_path / "models/quail_mc_full/final/SKIPPED.txt").exists()
-    skipped = json.loads((tmp_path / "metrics/strategyqa_qa_ir_q.json").read_text())["skipped"]
+    skipped = json.loads((tmp_path / "reports/strategyqa_qa_ir_q.json").read_text())["skipped"]
     assert "absent/train.json not found" in skipped
     assert (tmp_path / "models/strategyqa_ir_q/final/SKIPPED.txt").read_text().startswith("absent/train.json")
 
@@ -47,7 +47,7 @@ def test_a_malformed_source_fails_the_stage(tmp_path, monkeypatch):
     (tmp_path / "broken.xml").write_text("<data><text id='x'>")
     with pytest.raises(ValueError, match="broken.xml: not well-formed XML"):
         benchmark_sources_flow.fn(params_file=_params(tmp_path, quail_dev="broken.xml"))
-    assert not (tmp_path / "metrics/benchmark_sources.json").exists()
+    assert not (tmp_path / "reports/benchmark_sources.json").exists()
 
 
 def _tiny_quail(path, texts_per_domain=5):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pipeline.params import BenchmarkSourcesParams
 
-MANIFEST = Path("metrics/benchmark_sources.json")
+MANIFEST = Path("reports/benchmark_sources.json")
 WHERE = {
     "strategyqa_train": "github.com/eladsegal/strategyqa data/strategyqa/train.json",
     "strategyqa_eval": "github.com/eladsegal/strategyqa data/strategyqa/dev.json",

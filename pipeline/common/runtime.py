@@ -43,10 +43,92 @@ def get_logger(name: str = "qa_pipeline") -> logging.Logger | logging.LoggerAdap
     return logger
 
 
+PROGRESS_EVERY_ENV = "QA_PIPELINE_PROGRESS_EVERY_S"
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else \
+        f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class ProgressReport:
+    """Where a user looks: a log line every ``QA_PIPELINE_PROGRESS_EVERY_S`` seconds (default 20) with the count,
+    the rate and, when the total is known, the share done and the time left; inside a Prefect flow run the
+    lines go to the run's log in the UI and a progress artifact (``create_progress_artifact``) moves with
+    them. The tqdm bar on stderr is for a terminal and is off under ``QA_PIPELINE_NO_PROGRESS``."""
+
+    def __init__(self, desc: str, total: int | None = None, unit: str = "it", every_s: float | None = None):
+        self.desc, self.total, self.unit = desc, total, unit
+        self.every_s = float(os.environ.get(PROGRESS_EVERY_ENV) or 20.0) if every_s is None else every_s
+        self.n, self.t0 = 0, time.monotonic()
+        self._last = self.t0
+        self._artifact_id = None
+        self._log = get_logger()
+
+    def _in_flow_run(self) -> bool:
+        try:
+            from prefect.context import FlowRunContext, TaskRunContext
+        except ImportError:
+            return False
+        return bool(FlowRunContext.get() or TaskRunContext.get())
+
+    def line(self) -> str:
+        elapsed = max(time.monotonic() - self.t0, 1e-9)
+        rate = self.n / elapsed
+        text = f"{self.desc}: {self.n:,}" + (f"/{self.total:,}" if self.total else "") + f" {self.unit}"
+        if self.total:
+            text += f" ({100 * self.n / self.total:.0f}%)"
+        text += f", {rate:,.1f} {self.unit}/s, {_duration(elapsed)} elapsed"
+        if self.total and rate > 0 and self.n < self.total:
+            text += f", about {_duration((self.total - self.n) / rate)} left"
+        return text
+
+    def _artifact(self) -> None:
+        if not self.total or not self._in_flow_run():
+            return
+        share = min(100.0, 100.0 * self.n / self.total)
+        try:
+            from prefect.artifacts import (
+                create_progress_artifact,
+                update_progress_artifact,
+            )
+
+            if self._artifact_id is None:
+                self._artifact_id = create_progress_artifact(progress=share, description=self.desc)
+            else:
+                update_progress_artifact(self._artifact_id, progress=share)
+        except Exception as exc:  # noqa: BLE001 - progress display must never fail the stage
+            self._log.debug("progress artifact not updated: %s", exc)
+
+    def update(self, n: int = 1) -> None:
+        self.set(self.n + n)
+
+    def set(self, n: int) -> None:
+        """The count so far (for work counted elsewhere, e.g. captures a crawler subprocess stored)."""
+        self.n = n
+        now = time.monotonic()
+        if now - self._last >= self.every_s:
+            self._last = now
+            self._log.info(self.line())
+            self._artifact()
+
+    def close(self) -> None:
+        self._log.info(self.line())
+        self._artifact()
+
+
 def progress(iterable: Iterable[T], desc: str, total: int | None = None, unit: str = "it") -> Iterator[T]:
-    """A tqdm bar on stderr; silent when QA_PIPELINE_NO_PROGRESS is set (CI logs stay readable)."""
+    """Iterate with a ``ProgressReport`` (log lines with counts, rate and ETA; a Prefect progress artifact)
+    and a tqdm bar on stderr unless QA_PIPELINE_NO_PROGRESS is set."""
+    if total is None and hasattr(iterable, "__len__"):
+        total = len(iterable)  # type: ignore[arg-type]
+    report = ProgressReport(desc, total, unit)
     disable = bool(os.environ.get("QA_PIPELINE_NO_PROGRESS"))
-    yield from tqdm(iterable, desc=desc, total=total, unit=unit, disable=disable, mininterval=1.0, leave=False)
+    for item in tqdm(iterable, desc=desc, total=total, unit=unit, disable=disable, mininterval=1.0, leave=False):
+        yield item
+        report.update()
+    report.close()
 
 
 @contextlib.contextmanager

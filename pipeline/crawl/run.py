@@ -8,15 +8,17 @@ retries on 408/429/5xx/timeouts/connection loss with exponential back-off honour
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from pipeline.common.jsonl import iter_jsonl
-from pipeline.common.runtime import atomic_output, get_logger
+from pipeline.common.runtime import ProgressReport, atomic_output, get_logger
 from pipeline.common.transient import RETRYABLE_HTTP_STATUS
 from pipeline.crawl.warc_store import finalize, read_index
 from pipeline.params import CrawlParams, DiscoverParams
@@ -62,8 +64,38 @@ def scrapy_settings(p: CrawlParams) -> dict[str, Any]:
         "TELNETCONSOLE_ENABLED": False,
         "REMOTE_CONTROL_ENABLED": False,  # no listening sockets from a crawler
         "LOG_LEVEL": "INFO",
+        "LOGSTATS_INTERVAL": 20.0,  # Scrapy's own "Crawled N pages" line, forwarded to the stage's log
         "USER_AGENT": user_agent(p.contact),
     }
+
+
+def _run_scrapy(cmd: list[str], env: dict[str, str], work_dir: Path, already: int, total: int) -> subprocess.Popen:
+    """Scrapy in a subprocess, its log lines forwarded to the stage's logger (the Prefect UI shows them), and
+    every few seconds a progress line from what is stored: captures done of the list, rate, time left."""
+    log = get_logger()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def forward() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.info("scrapy: %s", line.rstrip())
+
+    reader = threading.Thread(target=forward, daemon=True)
+    reader.start()
+    report = ProgressReport("crawl", total=total, unit="captures")
+    report.n = already
+    while True:
+        try:
+            proc.wait(timeout=min(report.every_s, 5.0))
+            break
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError, ValueError):  # a part being written right now
+                report.set(len(read_index(work_dir)))
+    reader.join(timeout=10)
+    with contextlib.suppress(OSError, ValueError):
+        report.set(len(read_index(work_dir)))
+    report.close()
+    return proc
 
 
 def run_crawl(captures: Path, work_dir: Path, out_warc: Path, out_index: Path, failures_out: Path,
@@ -85,9 +117,10 @@ def run_crawl(captures: Path, work_dir: Path, out_warc: Path, out_index: Path, f
         fh.write(json.dumps(config, indent=1))
     (work_dir / "failures.jsonl").unlink(missing_ok=True)  # failures are re-tried on every run
     cmd = [sys.executable, "-m", "scrapy", "runspider", str(SPIDER), "-a", f"config={cfg_path}"]
-    log.info("crawl: %d captures already stored in %s; starting scrapy", already, work_dir)
+    total = sum(1 for _ in iter_jsonl(captures, "capture line"))
+    log.info("crawl: %d of %d captures already stored in %s; starting scrapy", already, total, work_dir)
     env = dict(os.environ, QA_PIPELINE_CRAWL_CONFIG=str(cfg_path), PYTHONPATH=str(Path(__file__).resolve().parents[2]) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run(cmd, env=env)
+    proc = _run_scrapy(cmd, env, work_dir, already, total)
     if proc.returncode != 0:
         raise RuntimeError(f"scrapy exited with {proc.returncode}; what it stored is kept in {work_dir}, rerun to resume")
     rows = finalize(work_dir, out_warc, out_index)

@@ -14,10 +14,10 @@ from pipeline.params import Params
 def run(params: Params) -> dict:
     dataset, dropped = build_dataset(load_articles(Path("data/interim/articles.jsonl")))
     write_json("data/nlquad/nlquad.json", dataset, indent=None)
-    extract_counts = json.loads(Path("metrics/extract.json").read_text())
+    extract_counts = json.loads(Path("reports/extract.json").read_text())
     stats = dataset_statistics(dataset) | {
         "dropped": dict(sorted(dropped.items())),
         "rejected": {k.removeprefix("rejected_"): v for k, v in extract_counts.items() if k.startswith("rejected_")},
     }
-    write_json("metrics/nlquad.json", stats)
+    write_json("reports/nlquad.json", stats)
     return stats

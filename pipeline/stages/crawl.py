@@ -23,5 +23,5 @@ def run(params: Params) -> dict:
                           RAW / "crawl_failures.jsonl", endpoints, params.crawl, params.discover)
     # requests per stored article: what a rate-limited live crawl pays per article; the resume point is a
     # property of this run, not of the result, so it stays out of the metrics
-    write_json("metrics/crawl.json", {k: v for k, v in stats.items() if k != "resumed_from"})
+    write_json("reports/crawl.json", {k: v for k, v in stats.items() if k != "resumed_from"})
     return stats

@@ -8,8 +8,10 @@ import json
 import statistics
 from pathlib import Path
 
+from pipeline.common.headline import write_headline
 from pipeline.common.runtime import atomic_output, write_json
 from pipeline.difficulty.analysis import (
+    MEASURES,
     analyse,
     easy_hard,
     gaps,
@@ -21,7 +23,7 @@ from pipeline.quail.mc_model import VARIANTS
 from pipeline.quail.report import accuracy_table, per_question
 from pipeline.quail.sets import heldout_dev, quail_sets, skip_outputs
 
-METRICS = "metrics/difficulty.json"
+METRICS = "reports/difficulty.json"
 PLOT = "plots/difficulty_measures.csv"
 PLOT_COLUMNS = ["qid", "question_type", "passage_words", "fk_grade", "word_zipf", "model_accuracy", "gap"]
 NO_HUMANS = ("QuAIL publishes no per-question human accuracies (its human baseline is an aggregate), so the "
@@ -49,6 +51,8 @@ def run(params: Params) -> dict:
     sets, train, reason = quail_sets(params.quail)
     if reason:
         skip_outputs(reason, [METRICS])
+        for measure in MEASURES:
+            write_headline("difficulty", measure, {})
         with atomic_output(PLOT) as fh:
             fh.write(",".join(PLOT_COLUMNS) + "\n")
         return {"skipped": reason}
@@ -94,6 +98,10 @@ def run(params: Params) -> dict:
             w.writerow([q.qid, q.question_type, m.passage_words, round(m.fk_grade, 4), m.word_zipf,
                         round(model_acc[q.qid], 2), "" if q.qid not in gap else round(gap[q.qid], 2)])
     write_json(METRICS, result)
+    # with human accuracies the paper's question (measures vs the human-model gap), else vs model accuracy
+    against = result["human"]["vs_gap"] if human is not None else result["vs_model_accuracy"]
+    for measure in MEASURES:
+        write_headline("difficulty", measure, {"r": against[measure]["r"], "p": against[measure]["p"]})
     print({k: result[k] for k in ("questions", "model_accuracy")}, "humans:", human is not None)
     return result
 

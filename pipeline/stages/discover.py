@@ -20,5 +20,5 @@ def run(params: Params) -> dict:
     with atomic_output(OUT) as fh:
         for row in rows:
             fh.write(json.dumps(row, sort_keys=True) + "\n")
-    write_json("metrics/discover.json", counts)
+    write_json("reports/discover.json", counts)
     return counts

@@ -15,5 +15,5 @@ def run(params: Params) -> dict:
     with atomic_output("data/interim/articles.jsonl") as fh:
         for row in rows:
             fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
-    write_json("metrics/extract.json", dict(sorted(counts.items())))
+    write_json("reports/extract.json", dict(sorted(counts.items())))
     return dict(counts)

@@ -21,5 +21,5 @@ def run(params: Params) -> dict:
     if p.backend == "elasticsearch":
         manifest["alias"] = p.es_alias
     write_json(INDEX_DIR / "manifest.json", manifest)
-    write_json("metrics/index.json", manifest)  # no timings here: metrics must repeat; speed is in benchmarks/
+    write_json("reports/index.json", manifest)  # no timings here: metrics must repeat; speed is in benchmarks/
     return manifest

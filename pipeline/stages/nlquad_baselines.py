@@ -5,10 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.common.runtime import atomic_output, write_json
+from pipeline.common.headline import span_figures, write_headline
+from pipeline.common.runtime import write_json
 from pipeline.params import Params
 from pipeline.span_qa.baselines import run_baselines
 from pipeline.span_qa.metrics import evaluate
+from pipeline.span_qa.plots import write_length_plot
+
+METHODS = ("bm25l", "bm25l_oracle", "first_window", "last_window", "random_window")  # dvc.yaml lists their files
+
+
+def headline(report: dict) -> dict[str, dict]:
+    return {m: span_figures(report[m]) for m in METHODS}
 
 
 def run(params: Params) -> dict:
@@ -16,13 +24,13 @@ def run(params: Params) -> dict:
     dataset = json.loads(Path(f"data/splits/{p.eval_split}.json").read_text(encoding="utf-8"))
     predictions = run_baselines(dataset, p.window_words, p.seed)
     results = {}
-    with atomic_output("plots/nlquad_baselines_by_document_words.csv") as plot:
-        plot.write("method,document_words,iou,f1\n")
-        for method, preds in predictions.items():
-            write_json(f"data/predictions/nlquad_baselines/{method}.json", preds, indent=None)
-            summary, _ = evaluate(preds, dataset)
-            results[method] = summary
-            for bin_, s in summary["by_document_words"].items():
-                plot.write(f"{method},{bin_},{s['iou']},{s['f1']}\n")
-    write_json("metrics/nlquad_baselines.json", {"eval_split": p.eval_split, **results})
+    if set(predictions) != set(METHODS):
+        raise RuntimeError(f"baselines {sorted(predictions)} differ from the declared {sorted(METHODS)}")
+    for method, preds in predictions.items():
+        write_json(f"data/predictions/nlquad_baselines/{method}.json", preds, indent=None)
+        results[method], _ = evaluate(preds, dataset)
+    write_length_plot("plots/nlquad_baselines_by_document_words.csv", results)
+    write_json("reports/nlquad_baselines.json", {"eval_split": p.eval_split, **results})
+    for method, figures in headline(results).items():
+        write_headline("nlquad", method, figures)
     return results

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.common.runtime import write_json
+from pipeline.common.headline import write_headline
+from pipeline.common.runtime import get_logger, write_json
 from pipeline.params import Params
 from pipeline.quail.mc_model import VARIANTS, encode_questions
 from pipeline.quail.report import accuracy_table
@@ -24,12 +25,15 @@ def run(params: Params, variant: str) -> dict:
     if variant not in VARIANTS:
         raise ValueError(f"unknown input variant {variant!r}; one of {', '.join(VARIANTS)}")
     p = params.quail_mc
-    metrics_path, preds_path = f"metrics/quail_mc_{variant}.json", f"data/predictions/quail/mc_{variant}.json"
+    metrics_path, preds_path = f"reports/quail_mc_{variant}.json", f"data/predictions/quail/mc_{variant}.json"
     model_dir = Path(f"models/quail_mc_{variant}")
     sets, train, reason = quail_sets(params.quail)
     if reason:
+        write_headline("quail", f"mc_{variant}", {})
         return skip_outputs(reason, [metrics_path, preds_path], [str(model_dir / "final" / "SKIPPED.txt")])
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(p.model_name_or_path))
+    get_logger().info("quail_mc@%s: encoding %d training questions x %d options", variant, len(train),
+                      len(train[0].options))
     feats = encode_questions(tokenizer, train, variant, p.max_seq_len)
     n_options = len(train[0].options)
     stats = train_choice_model("multiple_choice", feats, [q.answer for q in train], n_options,
@@ -41,6 +45,7 @@ def run(params: Params, variant: str) -> dict:
         evaluated["challenge"] = sets["challenge"]
     predictions, results = {}, {}
     for name, questions in evaluated.items():
+        get_logger().info("quail_mc@%s: scoring %d %s questions", variant, len(questions), name)
         eval_feats = encode_questions(tokenizer, questions, variant, p.max_seq_len)
         logits = predict_choice_logits("multiple_choice", model_dir / "final", eval_feats, n_options,
                                        p.batch_size * 2, p.device)
@@ -55,4 +60,6 @@ def run(params: Params, variant: str) -> dict:
     metrics = {"variant": variant, "train_questions": len(train), "max_seq_len": p.max_seq_len, **results,
                **{k: stats[k] for k in ("steps", "final_loss", "device", "precision")}}
     write_json(metrics_path, metrics)
+    write_headline("quail", f"mc_{variant}", {"acc": results["dev_heldout"]["all"],
+                                              "acc_challenge": results.get("challenge", {}).get("all")})
     return metrics

@@ -24,5 +24,5 @@ def run(params: Params) -> dict:
         "decompositions": p.decompositions,
         f"recall@{p.k}": {name: round(mean_recall(questions, run, p.k), 4) for name, run in runs.items()},
     }
-    write_json("metrics/retrieval.json", metrics)
+    write_json("reports/retrieval.json", metrics)
     return metrics

@@ -10,6 +10,6 @@ from pipeline.sample import build_sample, capture_year_rows, write_capture_plot
 def run(params: Params) -> dict:
     p = params.sample
     stats = build_sample(p)
-    write_json("metrics/sample.json", stats)
+    write_json("reports/sample.json", stats)
     write_capture_plot(capture_year_rows(p.out_dir), "plots/sample_captures.csv")
     return stats

@@ -7,11 +7,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.common.runtime import atomic_output, write_json
+from pipeline.common.headline import span_figures, write_headline
+from pipeline.common.runtime import get_logger, write_json
 from pipeline.params import LongformerParams, Params, SpanWindowParams
 from pipeline.span_qa.data import SpanExamples, load_examples
 from pipeline.span_qa.features import WindowFeatures, build_windows
 from pipeline.span_qa.metrics import evaluate as score
+from pipeline.span_qa.plots import write_length_plot, write_per_question_plot
 from pipeline.span_qa.postprocess import predict_from_logits
 from pipeline.span_qa.train import predict_logits
 from pipeline.span_qa.train import train as train_windows
@@ -62,13 +64,17 @@ def train(params: Params, name: str) -> dict:
 
     kind = kind_of(params, name)
     p = kind.p
+    log = get_logger()
+    log.info("%s: cutting the train split into windows of %d tokens", name, p.max_seq_len)
     feats, ex = windows(AutoTokenizer.from_pretrained(kind.init), kind, "train", labelled=True)
+    log.info("%s: %d windows from %d questions; training %d steps of batch %d", name, len(feats), len(ex.ids),
+             p.max_steps, p.batch_size)
     cfg = TrainConfig.from_params(p, kind.init, kind.global_question)
     stats = train_windows(feats, cfg, kind.model_dir,
                           {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)})
     print({k: stats[k] for k in ("tokens_per_s_this_run", "resumed_from_step", "device", "precision")})
     # timings and resume points vary run to run: logged above, kept out of the metrics
-    write_json(f"metrics/train_{kind.short}.json",
+    write_json(f"reports/train_{kind.short}.json",
                {k: v for k, v in stats.items() if k not in ("tokens_per_s_this_run", "resumed_from_step")})
     return stats
 
@@ -94,13 +100,8 @@ def evaluate(params: Params, name: str) -> dict:
     dataset = json.loads(Path(f"data/splits/{p.eval_split}.json").read_text(encoding="utf-8"))
     preds = json.loads(Path(f"data/predictions/{kind.name}.json").read_text(encoding="utf-8"))
     summary, rows = score(preds, dataset)
-    write_json(f"metrics/{kind.name}.json", {"eval_split": p.eval_split, **summary})
-    with atomic_output(f"plots/{kind.short}_f1_vs_iou.csv") as fh:
-        fh.write("id,f1,iou\n")
-        for r in rows:
-            fh.write(f"{r['id']},{r['f1']:.4f},{r['iou']:.4f}\n")
-    with atomic_output(f"plots/{kind.short}_by_document_words.csv") as fh:
-        fh.write("document_words,em,f1,iou,n\n")
-        for bin_, s in summary["by_document_words"].items():
-            fh.write(f"{bin_},{s['em']},{s['f1']},{s['iou']},{s['n']}\n")
+    write_json(f"reports/{kind.name}.json", {"eval_split": p.eval_split, **summary})
+    write_per_question_plot(f"plots/{kind.short}_f1_vs_iou.csv", kind.name, rows)
+    write_length_plot(f"plots/{kind.short}_by_document_words.csv", {kind.name: summary})
+    write_headline("nlquad", kind.name, span_figures(summary))
     return summary

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from pipeline.common.runtime import write_json_set
+from pipeline.nlquad.hf_export import write_hf_export
 from pipeline.params import Params
 from pipeline.span_qa.split import split_dataset, split_sizes
 
@@ -17,5 +18,9 @@ def run(params: Params) -> dict:
     sizes = split_sizes(splits)
     # the split files and their sizes are one set: all written, then all renamed (a kill leaves no mix)
     write_json_set([*((f"data/splits/{name}.json", data, None) for name, data in splits.items()),
-                    ("metrics/split.json", sizes, 2)])
+                    ("reports/split.json", sizes, 2)])
+    source = ("the offline sample archive (pywb over data/sample, synthetic articles in real BBC templates)"
+              if params.archive.endpoint == "local" else f"the Wayback Machine at {params.archive.endpoint}")
+    write_hf_export(splits, Path("data/nlquad_hf"), source, str(params.discover.start), str(params.discover.end),
+                    p.ratios, p.seed)
     return sizes

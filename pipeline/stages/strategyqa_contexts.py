@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from pipeline.common.benchmark_sources import read_manifest, skipped
+from pipeline.common.headline import percent, write_headline
 from pipeline.common.runtime import get_logger, write_json
 from pipeline.params import Params
 from pipeline.search.factory import make_backend
@@ -20,7 +21,7 @@ from pipeline.strategyqa.retrieval import mean_recall, retrieve
 CONTEXTS = Path("data/strategyqa_qa/contexts.json")
 # Geva et al. (2021): BM25 over 36.6M paragraphs of the 2020-05-11 English Wikipedia, dev Recall@10.
 PAPER = {"corpus_paragraphs": 36_600_000, "recall@10": {"ir_q": 0.174, "ir_d": 0.195}}
-METRICS = Path("metrics/strategyqa_contexts.json")
+METRICS = Path("reports/strategyqa_contexts.json")
 PARAGRAPHS = Path("data/wiki/paragraphs.jsonl")
 NOTE = ("recall matches StrategyQA's paragraph ids ('{title}-{index}'). The corpus holds the official evidence texts "
         "(wiki.strategyqa_evidence) among the offline Wikipedia paragraphs as distractors: far fewer distractors than "
@@ -56,6 +57,8 @@ def run(params: Params) -> dict:
         get_logger().warning("StrategyQA answering skipped: %s", reason)
         write_json(CONTEXTS, {"skipped": reason})
         write_json(METRICS, {"skipped": reason})
+        for setting in ("ir_q", "ir_d"):
+            write_headline("strategyqa", f"retrieval_{setting}", {})
         return {"skipped": reason}
     train = load_questions(manifest["strategyqa_train"]["path"])
     evaluation = load_questions(manifest["strategyqa_eval"]["path"])
@@ -83,4 +86,7 @@ def run(params: Params) -> dict:
         "note": NOTE,
     }
     write_json(METRICS, metrics)
+    for setting, run in (("ir_q", "question"), ("ir_d", "decomposition")):  # R@10 whatever k is (k >= 10)
+        write_headline("strategyqa", f"retrieval_{setting}",
+                       {"R@10": percent(mean_recall(evaluation, runs["eval"][run], 10)) if p.k >= 10 else None})
     return metrics

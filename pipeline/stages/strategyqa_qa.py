@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from pipeline.common.benchmark_sources import read_manifest
+from pipeline.common.headline import write_headline
 from pipeline.common.runtime import atomic_output, get_logger, write_json
 from pipeline.params import Params
 from pipeline.strategyqa.answering import (
@@ -37,7 +38,8 @@ def _skip(setting: str, reason: str) -> dict:
         fh.write(reason + "\n")
     write_json(f"data/predictions/strategyqa_{setting}.json", {})
     metrics = {"setting": setting, "skipped": reason}
-    write_json(f"metrics/strategyqa_qa_{setting}.json", metrics)
+    write_json(f"reports/strategyqa_qa_{setting}.json", metrics)
+    write_headline("strategyqa", f"qa_{setting}", {})
     return metrics
 
 
@@ -72,7 +74,8 @@ def run(params: Params, setting: str) -> dict:
     stats = train_choice_model("classification", train_feats, y_train, 2,
                                TrainConfig.from_params(p, p.model_name_or_path), model_dir,
                                {**p.model_dump(), "setting": setting, "train_questions": len(train),
-                                "train_sha256": manifest["strategyqa_train"]["sha256"]})
+                                "train_sha256": manifest["strategyqa_train"]["sha256"]},
+                               label_names=("no", "yes"))  # label 1 = answer True
     eval_feats, eval_context = features(evaluation, "eval")
     logits = predict_choice_logits("classification", model_dir / "final", eval_feats, 2, p.batch_size * 2, p.device)
     pred = argmax(logits)
@@ -93,5 +96,6 @@ def run(params: Params, setting: str) -> dict:
         "max_seq_len": p.max_seq_len,
         **{k: stats[k] for k in ("steps", "final_loss", "device", "precision", "train_examples")},
     }
-    write_json(f"metrics/strategyqa_qa_{setting}.json", metrics)
+    write_json(f"reports/strategyqa_qa_{setting}.json", metrics)
+    write_headline("strategyqa", f"qa_{setting}", {"acc": metrics["accuracy"], "majority": metrics["majority_baseline"]})
     return metrics

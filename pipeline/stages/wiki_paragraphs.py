@@ -37,5 +37,5 @@ def run(params: Params) -> dict:
         for para in progress(paragraphs, "paragraphs", unit="para"):
             fh.write(json.dumps(asdict(para), ensure_ascii=False) + "\n")
     counts["corpus_paragraphs"] = counts["paragraphs"] - counts["dump_replaced_by_evidence"] + counts["evidence_added"]
-    write_json("metrics/wiki_paragraphs.json", dict(sorted(counts.items())))
+    write_json("reports/wiki_paragraphs.json", dict(sorted(counts.items())))
     return dict(counts)

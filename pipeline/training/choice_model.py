@@ -25,8 +25,11 @@ def _auto_class(head: Head):
 
 
 def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choices: int, cfg: TrainConfig,
-                       out_dir: Path, fingerprint: dict[str, Any]) -> dict[str, Any]:
-    """``choices``: options per example for multiple choice; the number of classes for classification."""
+                       out_dir: Path, fingerprint: dict[str, Any],
+                       label_names: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """``choices``: options per example for multiple choice; the number of classes for classification.
+    ``label_names`` go into the saved config (``id2label``), so ``transformers.pipeline("text-classification")``
+    answers with them ("yes"/"no") instead of LABEL_0/LABEL_1."""
     per_row = choices if head == "multiple_choice" else 1
     n = len(feats) // per_row
     if n != len(labels):
@@ -35,7 +38,11 @@ def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choic
     def make_batch(idx: list[int], tokenizer, types: bool) -> dict[str, torch.Tensor]:
         return collate_pairs(feats, idx, tokenizer.pad_token_id, types, labels, per_row)
 
-    kwargs = {"num_labels": choices} if head == "classification" else {}
+    kwargs: dict[str, Any] = {"num_labels": choices} if head == "classification" else {}
+    if head == "classification" and label_names:
+        if len(label_names) != choices:
+            raise ValueError(f"{len(label_names)} label names for {choices} classes")
+        kwargs |= {"id2label": dict(enumerate(label_names)), "label2id": {n: i for i, n in enumerate(label_names)}}
     stats = fine_tune(_auto_class(head), n, make_batch, cfg, out_dir, fingerprint, model_kwargs=kwargs)
     return {**stats, "train_examples": n}
 

