@@ -19,7 +19,7 @@ export DO_NOT_TRACK := 1
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export QA_PIPELINE_PYWB_BIN := $(CURDIR)/$(VENV_PYWB)/bin
 
-.PHONY: setup repro test serve plots check-params clean-envs
+.PHONY: setup repro test serve plots exps check-params clean-envs
 
 setup: $(VENV)/.installed $(VENV_PYWB)/.installed .plots-vendor/offline_template.html
 
@@ -60,6 +60,13 @@ serve: setup check-params
 
 plots: setup
 	$(VENV)/bin/dvc plots show
+
+# experiments side by side, only what differs between them (params and headline metrics; dependency hashes
+# left out): readable in a 160-column terminal where plain `dvc exp show` lists every param and metric
+EXP_SHOW_DROP := ^(\.\./|shared/|data/|models/|flows/|pipeline/)
+exps:
+	$(VENV)/bin/dvc exp show --no-pager --only-changed --drop '$(EXP_SHOW_DROP)'
+
 
 clean-envs:
 	rm -rf $(VENV) $(VENV_PYWB)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -26,7 +27,9 @@ def _tiny_dvc_repo(root: Path, fail: bool = False) -> Path:
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     subprocess.run([venv_bin("dvc"), "init", "-q"], cwd=root, check=True, env=env)
     subprocess.run([venv_bin("dvc"), "config", "core.analytics", "false"], cwd=root, check=True)
-    code = "import sys; sys.exit(3)" if fail else "import json; json.dump({'answer': 42}, open('m.json', 'w'))"
+    code = ("import sys; sys.exit(3)" if fail else
+            "import json, os; os.makedirs('metrics/quail', exist_ok=True); "
+            "json.dump({'acc': 42.5}, open('metrics/quail/demo.json', 'w'))")
     (root / "make.py").write_text(code + "\n")
     (root / "dvc.yaml").write_text(textwrap.dedent(f"""\
         stages:
@@ -35,7 +38,7 @@ def _tiny_dvc_repo(root: Path, fail: bool = False) -> Path:
             deps:
               - make.py
             metrics:
-              - m.json:
+              - metrics/quail/demo.json:
                   cache: false
         """))
     return root
@@ -89,13 +92,13 @@ def test_serve_runs_rebuild_on_a_schedule_and_the_server_records_it(prefect_api,
             assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
             done = [r for r in _flow_runs(prefect_api, "COMPLETED") if r["id"] not in before]
         assert done, "no completed rebuild run within 180 s:\n" + (tmp_path / "serve.log").read_text()[-3000:]
-        assert (tiny / "m.json").read_text() == '{"answer": 42}'
+        assert json.loads((tiny / "metrics/quail/demo.json").read_text()) == {"acc": 42.5}
         deployment = httpx.get(f"{prefect_api}/deployments/{done[0]['deployment_id']}", timeout=10).json()
         assert deployment["name"] == "nightly"
         assert deployment["global_concurrency_limit"]["limit"] == 1
         arts = httpx.post(f"{prefect_api}/artifacts/filter",
-                          json={"artifacts": {"key": {"any_": ["dvc-metrics"]}}}, timeout=10).json()
-        assert any("answer" in a["data"] and "42" in a["data"] for a in arts)
+                          json={"artifacts": {"key": {"any_": ["metrics-quail"]}}}, timeout=10).json()
+        assert any("| demo" in a["data"] and "42.5" in a["data"] for a in arts), arts
 
     finally:
         stop_process_group(proc, signal.SIGINT)  # SIGINT: the runner pauses its deployments
@@ -120,7 +123,7 @@ def test_second_rebuild_is_refused_while_one_holds_the_lock(prefect_api, tmp_pat
                              env=_env(prefect_api), capture_output=True, text=True, timeout=300)
     assert res.returncode != 0
     assert "another rebuild holds" in res.stdout + res.stderr
-    assert not (tiny / "m.json").exists()
+    assert not (tiny / "metrics/quail/demo.json").exists()
 
 
 def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, repo):
@@ -143,7 +146,7 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
         for params in ({"repo_dir": str(evil)}, {"targets": [f"{evil}/dvc.yaml:make"]}):
             res = httpx.post(create, json={"parameters": params}, timeout=10)
             if res.status_code >= 400:  # refused outright by the server's parameter schema: as good
-                assert not (evil / "m.json").exists(), params
+                assert not (evil / "metrics/quail/demo.json").exists(), params
                 continue
             run = res.json()
             deadline = time.monotonic() + 150
@@ -152,7 +155,7 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
                 time.sleep(2)
                 state = httpx.get(f"{prefect_api}/flow_runs/{run['id']}", timeout=10).json()["state"]["type"]
             assert state in ("FAILED", "CRASHED"), (params, state, (tmp_path / "serve.log").read_text()[-2000:])
-            assert not (evil / "m.json").exists(), params
+            assert not (evil / "metrics/quail/demo.json").exists(), params
     finally:
         stop_process_group(proc, signal.SIGINT)
         log.close()
@@ -179,8 +182,22 @@ def test_make_serve_with_its_own_server_completes_a_scheduled_run(tmp_path, repo
                 done = _flow_runs(api, "COMPLETED")
         text = (tmp_path / "serve.log").read_text()
         assert done, "no completed rebuild run within 240 s:\n" + text[-3000:]
-        assert (tiny / "m.json").exists()
+        assert (tiny / "metrics/quail/demo.json").exists()
         assert "temporary server" not in text.lower(), text[-3000:]
     finally:
         stop_process_group(proc, signal.SIGINT)
         log.close()
+
+
+def test_a_stage_run_is_named_after_its_stage_and_tagged_with_its_rebuild(prefect_api, tmp_path, repo):
+    """What a rebuild's `dvc repro` starts: `python -m flows.<stage> [variant]` with the rebuild's run id in
+    QA_PIPELINE_PARENT_RUN. The run is named `stage` (or `stage@variant`), not a random name, and tagged
+    `rebuild:<id>`, so the UI lists one rebuild's stages with one filter."""
+    env = dict(_env(prefect_api), QA_PIPELINE_PARENT_RUN="0f0f-test-parent")
+    res = subprocess.run([sys.executable, "-m", "flows.benchmark_sources", "--params", str(repo / "params.yaml")],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    body = {"flow_runs": {"tags": {"all_": ["rebuild:0f0f-test-parent"]}}}
+    runs = httpx.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
+    assert [r["name"] for r in runs] == ["benchmark_sources"], runs
+    assert set(runs[0]["tags"]) >= {"dvc-stage", "rebuild:0f0f-test-parent"}

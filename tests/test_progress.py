@@ -1,0 +1,34 @@
+"""Long work says how far it is: log lines with the count, rate and time left (what the Prefect UI shows)."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from pipeline.common.runtime import ProgressReport, progress
+
+
+def test_progress_lines_carry_count_rate_and_time_left(caplog, monkeypatch):
+    monkeypatch.setenv("QA_PIPELINE_PROGRESS_EVERY_S", "0")
+    with caplog.at_level(logging.INFO, logger="qa_pipeline"):
+        assert list(progress(range(10), "index", unit="docs")) == list(range(10))
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("index:")]
+    assert len(lines) >= 10  # every item at a 0 s interval, plus the closing line
+    assert re.fullmatch(r"index: 3/10 docs \(30%\), [\d,.]+ docs/s, \d+:\d\d elapsed, about \d+:\d\d left", lines[2]), lines[2]
+    assert lines[-1].startswith("index: 10/10 docs (100%)") and "left" not in lines[-1]
+
+
+def test_without_a_total_the_line_has_count_and_rate_only(caplog):
+    report = ProgressReport("crawl", None, "captures", every_s=0)
+    with caplog.at_level(logging.INFO, logger="qa_pipeline"):
+        report.set(5)
+    (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("crawl:")]
+    assert re.fullmatch(r"crawl: 5 captures, [\d,.]+ captures/s, \d+:\d\d elapsed", line), line
+
+
+def test_lines_are_spaced_by_the_interval(caplog):
+    report = ProgressReport("train", 100, "steps", every_s=3600)
+    with caplog.at_level(logging.INFO, logger="qa_pipeline"):
+        for _ in range(50):
+            report.update()
+    assert not [r for r in caplog.records if r.getMessage().startswith("train:")]
