@@ -2,7 +2,7 @@
 
 Each stage is its own process (DVC runs ``python -m flows.<stage>``). Without ``PREFECT_API_URL`` Prefect would
 start a temporary server inside every one of them (8-15 s each here). Instead the first stage that needs a
-server starts one on a free loopback port under a small supervisor (``python -m flows._server``) and records it
+server starts one on 127.0.0.1:4200 (or a free port) under a small supervisor (``python -m flows._server``) and records it
 in ``.prefect/shared-server.json``; later stages find it there and reuse it. Each stage holds a lease file while
 it runs; the supervisor stops the server once no lease has been held for ``QA_PIPELINE_PREFECT_IDLE_S`` seconds
 (default 600, time to look at the runs in the UI), by PID. A no-op ``dvc repro`` runs no stage and starts nothing.
@@ -83,10 +83,6 @@ def _healthy(url: str) -> bool:
 
 def running_server() -> str | None:
     """The shared server's API URL if one is up (and its supervisor alive), else None."""
-    return _running_server()
-
-
-def _running_server() -> str | None:
     try:
         state = json.loads(STATE.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -111,7 +107,7 @@ def _lock() -> Iterator[None]:
 def shared_api_url(timeout_s: float = 180.0) -> str:
     """The shared server's API URL, starting it (and its supervisor) when none is running."""
     with _lock():
-        url = _running_server()
+        url = running_server()
         if url:
             return url
         STATE.unlink(missing_ok=True)
@@ -124,7 +120,7 @@ def shared_api_url(timeout_s: float = 180.0) -> str:
             if supervisor.poll() is not None:
                 raise RuntimeError(f"the shared Prefect server exited with {supervisor.returncode}; see "
                                    f"{HOME / 'shared-server.log'}")
-            url = _running_server()
+            url = running_server()
             if url:
                 print(f"Prefect UI for these runs: {url.removesuffix('/api')} (stops after {float(idle):.0f} s "
                       f"without a stage, {IDLE_ENV}; `make serve` shows every run again)", file=sys.stderr)

@@ -27,16 +27,21 @@ from tqdm import tqdm
 T = TypeVar("T")
 
 
-def get_logger(name: str = "qa_pipeline") -> logging.Logger | logging.LoggerAdapter:
-    """Prefect's run logger inside a flow or task run, a plain logger outside one."""
+def in_prefect_run() -> bool:
+    """True inside a Prefect flow or task run (prefect is optional for library use)."""
     try:
         from prefect.context import FlowRunContext, TaskRunContext
+    except ImportError:
+        return False
+    return bool(TaskRunContext.get() or FlowRunContext.get())
+
+
+def get_logger(name: str = "qa_pipeline") -> logging.Logger | logging.LoggerAdapter:
+    """Prefect's run logger inside a flow or task run, a plain logger outside one."""
+    if in_prefect_run():
         from prefect.logging import get_run_logger
 
-        if TaskRunContext.get() or FlowRunContext.get():
-            return get_run_logger()
-    except ImportError:  # prefect is optional for library use
-        pass
+        return get_run_logger()
     logger = logging.getLogger(name)
     if not logging.getLogger().handlers and not logger.handlers:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -66,13 +71,6 @@ class ProgressReport:
         self._artifact_id = None
         self._log = get_logger()
 
-    def _in_flow_run(self) -> bool:
-        try:
-            from prefect.context import FlowRunContext, TaskRunContext
-        except ImportError:
-            return False
-        return bool(FlowRunContext.get() or TaskRunContext.get())
-
     def line(self) -> str:
         elapsed = max(time.monotonic() - self.t0, 1e-9)
         rate = self.n / elapsed
@@ -85,7 +83,7 @@ class ProgressReport:
         return text
 
     def _artifact(self) -> None:
-        if not self.total or not self._in_flow_run():
+        if not self.total or not in_prefect_run():
             return
         share = min(100.0, 100.0 * self.n / self.total)
         try:

@@ -86,7 +86,7 @@ def _run_scrapy(cmd: list[str], env: dict[str, str], work_dir: Path, already: in
     report.n = already
     while True:
         try:
-            proc.wait(timeout=min(report.every_s, 5.0))
+            proc.wait(timeout=report.every_s)  # returns at once when scrapy exits; reads the index per line
             break
         except subprocess.TimeoutExpired:
             with contextlib.suppress(OSError, ValueError):  # a part being written right now

@@ -15,10 +15,6 @@ from pipeline.span_qa.plots import write_length_plot
 METHODS = ("bm25l", "bm25l_oracle", "first_window", "last_window", "random_window")  # dvc.yaml lists their files
 
 
-def headline(report: dict) -> dict[str, dict]:
-    return {m: span_figures(report[m]) for m in METHODS}
-
-
 def run(params: Params) -> dict:
     p = params.nlquad_baselines
     dataset = json.loads(Path(f"data/splits/{p.eval_split}.json").read_text(encoding="utf-8"))
@@ -31,6 +27,6 @@ def run(params: Params) -> dict:
         results[method], _ = evaluate(preds, dataset)
     write_length_plot("plots/nlquad_baselines_by_document_words.csv", results)
     write_json("reports/nlquad_baselines.json", {"eval_split": p.eval_split, **results})
-    for method, figures in headline(results).items():
-        write_headline("nlquad", method, figures)
+    for method in METHODS:
+        write_headline("nlquad", method, span_figures(results[method]))
     return results

@@ -2,7 +2,7 @@
 
 Hugging Face Accelerate runs the loop: it places the model, picks mixed precision (bf16 autocast where the
 GPU has it, fp16 with a gradient scaler where it does not, float32 on CPU), wraps the model in DDP when the
-stage runs under ``torchrun`` (params ``distributed.nproc_per_node``), gives each process its slice of every
+loop runs under ``torchrun`` (every process calls ``fine_tune``), gives each process its slice of every
 batch, and saves/restores model, optimizer, scheduler, scaler and every process's and device's RNG state
 (``save_state``/``load_state``). What stays ours is what decides the result and must be visible: the order of
 examples is fixed up front from the seed, ``batch_size`` is the global batch (``split_batches``: 2 processes x
@@ -268,7 +268,7 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
     return {
         "steps": cfg.max_steps, "resumed_from_step": int(resume.name.split("-")[1]) if resume else 0,
         "final_loss": round(float(np.mean(losses[-10:])), 4) if losses else None,
-        "device": str(device) if device.type == "cpu" else torch.cuda.get_device_name(0),
+        "device": "cpu" if device.type == "cpu" else torch.cuda.get_device_name(0),
         "precision": "fp32" if amp_dtype is None else str(amp_dtype).removeprefix("torch."),
         "processes": accelerator.num_processes,
         "tokens_per_s_this_run": round(tokens / elapsed, 1) if elapsed > 0 and tokens else None,
