@@ -369,6 +369,28 @@ class DifficultyParams(StrictModel):
         return value
 
 
+class DistributedParams(StrictModel):
+    """How the training stages run: in the stage's own process (``nproc_per_node: 1``, ``nnodes: 1``), or
+    through ``torchrun`` on several processes/GPUs and nodes (``pipeline.training.launch``)."""
+
+    nproc_per_node: int = Field(ge=1, le=64, description="processes on this machine: one per GPU")
+    nnodes: int = Field(ge=1, le=1024, description="machines; the others run `python -m pipeline.training.join`")
+    rdzv_endpoint: str | None = Field(description="host:port of the rendezvous (node 0) when nnodes > 1")
+
+    @model_validator(mode="after")
+    def _check_rendezvous(self) -> "DistributedParams":
+        if self.nnodes > 1 and not self.rdzv_endpoint:
+            raise ValueError("rdzv_endpoint: several nodes (nnodes > 1) need the host:port all of them meet at")
+        if self.rdzv_endpoint and not re.fullmatch(r"[A-Za-z0-9.\-\[\]:]+:\d{1,5}", self.rdzv_endpoint):
+            raise ValueError(f"rdzv_endpoint: expected host:port, got {self.rdzv_endpoint!r}")
+        return self
+
+    @property
+    def launches(self) -> bool:
+        """True when training leaves the stage's process for ``torchrun``."""
+        return self.nproc_per_node > 1 or self.nnodes > 1
+
+
 class ScheduleParams(StrictModel):
     """When the Prefect ``rebuild`` deployment runs ``dvc repro`` (``make serve``)."""
 
@@ -418,6 +440,7 @@ class Params(StrictModel):
     quail: QuailParams
     quail_mc: QuailMCParams
     difficulty: DifficultyParams
+    distributed: DistributedParams
     schedule: ScheduleParams
 
     @model_validator(mode="after")

@@ -13,6 +13,7 @@ import torch
 
 from pipeline.span_qa.features import WindowFeatures
 from pipeline.training.finetune import TrainConfig, fine_tune, pad, predict_batches
+from pipeline.training.launch import distributable
 
 
 def collate(feats: WindowFeatures, idx: list[int], pad_id: int, with_labels: bool = True,
@@ -36,6 +37,7 @@ def collate(feats: WindowFeatures, idx: list[int], pad_id: int, with_labels: boo
     return batch
 
 
+@distributable
 def train(feats: WindowFeatures, cfg: TrainConfig, out_dir: Path, fingerprint: dict[str, Any]) -> dict[str, Any]:
     """Train, checkpointing into ``out_dir``; resume when a checkpoint of the same ``fingerprint`` exists."""
     from transformers import AutoModelForQuestionAnswering

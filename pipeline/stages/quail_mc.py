@@ -37,7 +37,7 @@ def run(params: Params, variant: str) -> dict:
     feats = encode_questions(tokenizer, train, variant, p.max_seq_len)
     n_options = len(train[0].options)
     stats = train_choice_model("multiple_choice", feats, [q.answer for q in train], n_options,
-                               TrainConfig.from_params(p, p.model_name_or_path), model_dir,
+                               TrainConfig.from_params(p, p.model_name_or_path, distributed=params.distributed), model_dir,
                                {**p.model_dump(), "variant": variant, "train_qids": len(train),
                                 "train_share": params.quail.train_share, "split_seed": params.quail.seed})
     evaluated = {"dev_heldout": heldout_dev(sets, train)}

@@ -69,7 +69,7 @@ def train(params: Params, name: str) -> dict:
     feats, ex = windows(AutoTokenizer.from_pretrained(kind.init), kind, "train", labelled=True)
     log.info("%s: %d windows from %d questions; training %d steps of batch %d", name, len(feats), len(ex.ids),
              p.max_steps, p.batch_size)
-    cfg = TrainConfig.from_params(p, kind.init, kind.global_question)
+    cfg = TrainConfig.from_params(p, kind.init, kind.global_question, params.distributed)
     stats = train_windows(feats, cfg, kind.model_dir,
                           {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)})
     print({k: stats[k] for k in ("tokens_per_s_this_run", "resumed_from_step", "device", "precision")})

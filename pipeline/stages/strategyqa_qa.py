@@ -72,7 +72,7 @@ def run(params: Params, setting: str) -> dict:
     y_train = labels(train)
     model_dir = Path(f"models/strategyqa_{setting}")
     stats = train_choice_model("classification", train_feats, y_train, 2,
-                               TrainConfig.from_params(p, p.model_name_or_path), model_dir,
+                               TrainConfig.from_params(p, p.model_name_or_path, distributed=params.distributed), model_dir,
                                {**p.model_dump(), "setting": setting, "train_questions": len(train),
                                 "train_sha256": manifest["strategyqa_train"]["sha256"]},
                                label_names=("no", "yes"))  # label 1 = answer True

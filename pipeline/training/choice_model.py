@@ -10,6 +10,7 @@ from typing import Any, Literal
 import torch
 
 from pipeline.training.finetune import TrainConfig, fine_tune, predict_batches
+from pipeline.training.launch import distributable
 from pipeline.training.pair_encoding import PairFeatures, collate_pairs
 
 Head = Literal["classification", "multiple_choice"]
@@ -24,6 +25,7 @@ def _auto_class(head: Head):
     return AutoModelForSequenceClassification if head == "classification" else AutoModelForMultipleChoice
 
 
+@distributable
 def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choices: int, cfg: TrainConfig,
                        out_dir: Path, fingerprint: dict[str, Any],
                        label_names: tuple[str, ...] | None = None) -> dict[str, Any]:

