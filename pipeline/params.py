@@ -179,26 +179,35 @@ class WikiParams(StrictModel):
         description="add StrategyQA's evidence paragraphs (benchmark_sources.strategyqa_paragraphs) to the "
                           "corpus, replacing a dump paragraph of the same id; false for a full 2020-05-11 dump, "
                           "which holds them already")
+    workers: int = Field(ge=0, le=1024, description="processes parsing wikitext; 0 = every core. The output "
+                                                    "is the same for any count (articles keep dump order)")
 
 
 class SearchParams(StrictModel):
     """The search backend (``index`` and ``retrieve`` stages, and the QuAIL IR solver)."""
 
     backend: Literal["embedded", "elasticsearch"]
-    es_url: str = Field(description="overridden by $QA_PIPELINE_ES_URL")
+    es_urls: list[str] = Field(min_length=1, description="the cluster's nodes; overridden by $QA_PIPELINE_ES_URL")
     es_alias: str
-    es_shards: int = Field(ge=1, description="1 keeps BM25 statistics global, so scores are deterministic")
+    es_shards: int = Field(ge=1, description="more than 1: searched with dfs_query_then_fetch (global BM25 statistics)")
+    es_replicas: int = Field(ge=0, description="copies of each shard on other nodes, added after the bulk load")
     es_timeout_s: float = Field(gt=0)
     es_bulk_chunk: int = Field(ge=1)
+    es_bulk_threads: int = Field(ge=1, le=64, description="parallel_bulk threads sending chunks at once")
     es_bulk_retries: int = Field(ge=0)
+    index_threads: int = Field(ge=1, le=64, description="tantivy writer threads; 1 gives a byte-identical index "
+                                                         "(DVC sees no change on a rebuild), more are faster")
 
-    @field_validator("es_url")
+    @field_validator("es_urls")
     @classmethod
-    def _no_credentials_in_url(cls, value: str) -> str:
+    def _no_credentials_in_url(cls, value: list[str]) -> list[str]:
         # params.yaml is committed and recorded in dvc.lock: a password here would be published
-        if "@" in value.split("//", 1)[-1].split("/", 1)[0]:
-            raise ValueError("must not contain credentials; set QA_PIPELINE_ES_USER/QA_PIPELINE_ES_PASSWORD or "
-                             "QA_PIPELINE_ES_API_KEY in the environment (or `dvc exp run` with them exported)")
+        for url in value:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"{url!r} is not an http(s) URL such as http://127.0.0.1:9200")
+            if "@" in url.split("//", 1)[-1].split("/", 1)[0]:
+                raise ValueError("must not contain credentials; set QA_PIPELINE_ES_USER/QA_PIPELINE_ES_PASSWORD or "
+                                 "QA_PIPELINE_ES_API_KEY in the environment (or `dvc exp run` with them exported)")
         return value
 
 
@@ -486,6 +495,8 @@ def format_validation_error(err: ValidationError, source: str) -> str:
             shown = e.get("input")
             if isinstance(shown, str):  # never echo a password given in a URL
                 shown = re.sub(r"//[^/@\s]*@", "//***@", shown)
+            elif isinstance(shown, list):
+                shown = [re.sub(r"//[^/@\s]*@", "//***@", x) if isinstance(x, str) else x for x in shown]
             msg = f"{e['msg']} (got {shown!r})"
         lines.append(f"  - {path}: {msg}")
     return "\n".join(lines)

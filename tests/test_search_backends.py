@@ -120,9 +120,9 @@ def test_params_refuse_credentials_in_es_url_without_echoing_them(repo, tmp_path
     from pipeline.params import ParamsError, load_params
 
     raw = yaml.safe_load((repo / "params.yaml").read_text())
-    raw["search"]["es_url"] = "http://elastic:s3cret@127.0.0.1:9200"
+    raw["search"]["es_urls"] = ["http://127.0.0.1:9200", "http://elastic:s3cret@127.0.0.1:9201"]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
-    with pytest.raises(ParamsError, match="search.es_url.*must not contain credentials") as err:
+    with pytest.raises(ParamsError, match="search.es_urls.*must not contain credentials") as err:
         load_params(tmp_path / "params.yaml")
     assert "s3cret" not in str(err.value)
 

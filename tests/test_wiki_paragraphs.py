@@ -129,3 +129,28 @@ def test_a_truncated_dump_fails_naming_the_file(tmp_path):
     path.write_bytes(data[:1000] + b"\0" * 200 + data[1200:])
     with pytest.raises(TruncatedDumpError, match="dump.json.gz"):
         list(dump_paragraphs(path, Counter()))
+
+
+def test_parallel_parse_gives_the_same_paragraphs_and_counts(small_sample):
+    """wiki.workers changes how fast, never what: same paragraphs in the same order, same counts."""
+    from dataclasses import asdict
+
+    from pipeline.sample import DUMP_NAME
+
+    results = []
+    for workers in (1, 2, 3):
+        counts: Counter = Counter()
+        results.append(([asdict(p) for p in dump_paragraphs(small_sample / DUMP_NAME, counts, workers=workers)],
+                        counts))
+    assert results[0][0] and results[0] == results[1] == results[2]
+
+
+def test_a_truncated_dump_fails_the_parallel_parse_too(small_sample, tmp_path):
+    from pipeline.sample import DUMP_NAME
+    from pipeline.wiki.paragraphs import TruncatedDumpError
+
+    data = (small_sample / DUMP_NAME).read_bytes()
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(data[: len(data) * 2 // 3])
+    with pytest.raises(TruncatedDumpError, match="cut.json.gz: compressed data ends"):
+        list(dump_paragraphs(cut, Counter(), workers=2))

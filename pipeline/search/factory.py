@@ -12,7 +12,7 @@ def make_backend(params: SearchParams, index_dir: Path) -> SearchBackend:
     if params.backend == "embedded":
         from pipeline.search.tantivy_backend import TantivyBackend
 
-        return TantivyBackend(index_dir)
+        return TantivyBackend(index_dir, threads=params.index_threads)
     from pipeline.search.es_backend import ElasticsearchBackend
 
     return ElasticsearchBackend.from_params(params)

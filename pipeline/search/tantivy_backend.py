@@ -62,9 +62,12 @@ def _canonical_segment_names(path: Path) -> None:
 
 
 class TantivyBackend:
-    def __init__(self, path: Path, heap_bytes: int = 256_000_000):
+    def __init__(self, path: Path, heap_bytes: int = 256_000_000, threads: int = 1):
+        """``threads`` > 1: tantivy's own parallel writer (one segment per thread, then merged). Faster on a
+        big corpus, the same search results (ties are cut by id), but which document lands in which segment
+        varies, so the files are not byte-identical from build to build as they are with one thread."""
         self.path = Path(path)
-        self.heap_bytes = heap_bytes
+        self.heap_bytes, self.threads = heap_bytes * max(1, threads), threads
         self._index: tantivy.Index | None = None
 
     def index(self, docs: Iterable[dict]) -> int:
@@ -72,7 +75,7 @@ class TantivyBackend:
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir(parents=True)
         index = _open(scratch, create=True)
-        writer = index.writer(heap_size=self.heap_bytes, num_threads=1)
+        writer = index.writer(heap_size=self.heap_bytes, num_threads=self.threads)
         n = 0
         for d in docs:
             writer.add_document(tantivy.Document(id=str(d["id"]), title=d.get("title") or "", text=d.get("text") or ""))
@@ -108,8 +111,16 @@ class TantivyBackend:
             # through the query parser, whose syntax would trip over apostrophes and brackets in questions.
             clauses = [(tantivy.Occur.Should, tantivy.Query.term_query(index.schema, field, term))
                        for field in ("title", "text") for term in terms]
-            hits = searcher.search(tantivy.Query.boolean_query(clauses), k).hits
+            query = tantivy.Query.boolean_query(clauses)
+            # documents tied with the k-th are all fetched, then cut by id: which of them make the top k must
+            # not depend on the order they were indexed in (Elasticsearch sorts ties by id the same way)
+            limit = k
+            while True:
+                hits = searcher.search(query, limit).hits
+                if len(hits) < limit or hits[-1][0] < hits[k - 1][0]:
+                    break
+                limit *= 2
             scored = [(float(score), searcher.doc(addr)["id"][0]) for score, addr in hits]
-            run[qid] = {doc_id: score for score, doc_id in sorted(scored, key=lambda h: (-h[0], h[1]))}
+            run[qid] = {doc_id: score for score, doc_id in sorted(scored, key=lambda h: (-h[0], h[1]))[:k]}
         return run
 

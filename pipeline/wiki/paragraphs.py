@@ -13,9 +13,11 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import multiprocessing
+import os
 import re
 import zlib
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,15 +147,69 @@ def iter_dump_documents(path: Path, counts: Counter, log=None) -> Iterator[dict]
         yield obj
 
 
-def dump_paragraphs(path: Path, counts: Counter, log=None, min_chars: int = 2) -> Iterator[Paragraph]:
-    for doc in iter_dump_documents(path, counts, log):
-        title = doc["title"]
-        if doc.get("source_text"):
-            paras = list(wikitext_paragraphs(title, doc["source_text"], min_chars))
-        else:
+Article = tuple[str, str, str]  # title, wikitext, plain text: what a worker needs of a dump document
+
+BATCH_ARTICLES = 32  # per task: big enough to amortise pickling, small enough to keep workers evenly busy
+
+
+def article_paragraphs(article: Article, min_chars: int) -> tuple[list[Paragraph], bool]:
+    """Paragraphs of one article, and whether they came from its plain text (no wikitext in the dump)."""
+    title, source_text, text = article
+    if source_text:
+        return list(wikitext_paragraphs(title, source_text, min_chars)), False
+    text = re.sub(r"\s+", " ", text).strip()
+    return ([Paragraph(f"{title}-0", title, "", [], 0, text)] if text else []), True
+
+
+def _parse_batch(batch: list[Article], min_chars: int) -> list[tuple[list[Paragraph], bool]]:
+    return [article_paragraphs(a, min_chars) for a in batch]
+
+
+def _batches(articles: Iterator[Article], size: int) -> Iterator[list[Article]]:
+    batch: list[Article] = []
+    for article in articles:
+        batch.append(article)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _parsed_in_parallel(articles: Iterator[Article], workers: int, min_chars: int
+                        ) -> Iterator[tuple[list[Paragraph], bool]]:
+    """``workers`` processes parse batches of articles while this one reads the dump. Results are taken in
+    submission order (the output does not depend on ``workers``) and at most ``2 * workers`` batches are in
+    flight, so memory stays constant however large the dump (``Pool.imap`` would read the whole input ahead)."""
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads (Prefect, logging)
+    with ctx.Pool(workers) as pool:
+        pending: deque = deque()
+        for batch in _batches(articles, BATCH_ARTICLES):
+            pending.append(pool.apply_async(_parse_batch, (batch, min_chars)))
+            while len(pending) >= 2 * workers:
+                yield from pending.popleft().get()
+        while pending:
+            yield from pending.popleft().get()
+
+
+def resolve_workers(workers: int) -> int:
+    """``0``: every core this process may use."""
+    if workers > 0:
+        return workers
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def dump_paragraphs(path: Path, counts: Counter, log=None, min_chars: int = 2, workers: int = 1) -> Iterator[Paragraph]:
+    """Paragraphs of every article in dump order. ``workers`` > 1 parses in that many processes (0: every
+    core); the paragraphs and counts are the same as with one."""
+    articles = ((d["title"], d.get("source_text") or "", d.get("text") or "")
+                for d in iter_dump_documents(path, counts, log))
+    n = resolve_workers(workers)
+    parsed = (article_paragraphs(a, min_chars) for a in articles) if n == 1 else \
+        _parsed_in_parallel(articles, n, min_chars)
+    for paras, from_text in parsed:
+        if from_text:
             counts["fallback_to_text"] += 1
-            text = re.sub(r"\s+", " ", doc.get("text") or "").strip()
-            paras = [Paragraph(f"{title}-0", title, "", [], 0, text)] if text else []
         counts["articles"] += 1
         counts["paragraphs"] += len(paras)
         yield from paras
