@@ -1,0 +1,139 @@
+"""An experiment sweep across machines: a grid of params values, each point one ``dvc exp run`` in a fresh
+clone on whichever Prefect worker picks it up, its experiment and artifacts pushed back for everyone.
+
+A point is self-contained, so any worker can run it: clone the group's git repository, pull the artifacts the
+point does not change from the DVC remote (so only what the new values touch is recomputed), run the
+experiment, push its git ref (``refs/exps/...``) to the git remote and its outputs to the DVC remote. Then
+``dvc exp pull origin <name>`` / ``dvc exp show`` / ``dvc metrics diff`` see it on any machine.
+
+Which repository a worker clones is the worker's setting (``QA_PIPELINE_SWEEP_REPO``), never a run's
+parameter: whoever can start a run must not choose whose ``dvc.yaml`` commands a worker executes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.params import PROJECT_PARAMS_FILE, ParamsError, load_params
+
+REPO_ENV = "QA_PIPELINE_SWEEP_REPO"  # the git URL (or path) workers clone
+REV_ENV = "QA_PIPELINE_SWEEP_REV"  # optional branch/tag; default: the remote's default branch
+WORKDIR_ENV = "QA_PIPELINE_SWEEP_WORKDIR"  # where clones go (next to the data that params name as ../shared)
+_KEY = re.compile(r"[a-z_]+(?:\.[a-z_0-9]+)+")
+_TARGET = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:@[A-Za-z0-9_.-]+)?")
+
+
+class SweepError(RuntimeError):
+    """A sweep or a point cannot run; the message says which value or command and why."""
+
+
+def grid_points(grid: dict[str, list[Any]], params_file: Path = PROJECT_PARAMS_FILE) -> list[dict[str, Any]]:
+    """Every combination of the grid, in a fixed order, each checked against the params schema before any
+    worker starts: a misspelt key or a value out of range fails the sweep, not N workers later."""
+    if not grid or any(not isinstance(v, list) or not v for v in grid.values()):
+        raise SweepError("grid: a mapping of params keys (section.key) to non-empty lists of values")
+    bad = [k for k in grid if not _KEY.fullmatch(k)]
+    if bad:
+        raise SweepError(f"grid keys must be section.key of params.yaml, got {bad}")
+    raw = yaml.safe_load(Path(params_file).read_text(encoding="utf-8"))
+    keys = sorted(grid)
+    points = [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
+    for point in points:
+        trial = json.loads(json.dumps(raw))
+        for key, value in point.items():
+            section, *path = key.split(".")
+            node = trial.get(section)
+            for part in path[:-1]:
+                node = node.get(part) if isinstance(node, dict) else None
+            if not isinstance(node, dict) or path[-1] not in node:
+                raise SweepError(f"grid key {key!r} is not in params.yaml")
+            node[path[-1]] = value
+        with tempfile.TemporaryDirectory() as tmp:
+            trial_file = Path(tmp) / "params.yaml"
+            trial_file.write_text(yaml.safe_dump(trial), encoding="utf-8")
+            try:
+                load_params(trial_file)
+            except ParamsError as exc:
+                raise SweepError(f"grid point {point}: {exc}") from None
+    return points
+
+
+def point_name(sweep: str, point: dict[str, Any]) -> str:
+    """A git-ref-safe experiment name that says what the point is: ``<sweep>-pmi_window-5-<hash>``."""
+    readable = "-".join(f"{k.split('.')[-1]}-{v}" for k, v in sorted(point.items()))
+    readable = re.sub(r"[^A-Za-z0-9_-]+", "_", readable)[:60]
+    digest = hashlib.sha256(json.dumps(point, sort_keys=True).encode()).hexdigest()[:6]
+    return f"{sweep}-{readable}-{digest}"
+
+
+def check_targets(targets: list[str]) -> list[str]:
+    bad = [t for t in targets if not isinstance(t, str) or not _TARGET.fullmatch(t)]
+    if bad:
+        raise SweepError(f"targets must be stage names of this project's dvc.yaml, got {bad}")
+    return targets
+
+
+def _env() -> dict[str, str]:
+    """dvc, git and the stages' ``python`` from this interpreter's environment."""
+    bin_dir = str(Path(sys.executable).parent)
+    return {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""), "DVC_NO_ANALYTICS": "1"}
+
+
+def run(cmd: list[str], cwd: Path, log: Callable[[str], None], what: str) -> str:
+    """Run one command, its output to ``log``; a failure names the command and ends with its last lines."""
+    log(f"$ {' '.join(cmd)}")
+    proc = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True)
+    out = (proc.stdout + proc.stderr).strip()
+    for line in out.splitlines()[-200:]:
+        log(line)
+    if proc.returncode != 0:
+        raise SweepError(f"{what} failed ({' '.join(cmd[:3])} ... exit {proc.returncode}):\n"
+                         + "\n".join(out.splitlines()[-15:]))
+    return out
+
+
+def run_point(point: dict[str, Any], name: str, targets: list[str], dvc_remote: str | None,
+              log: Callable[[str], None], workdir: Path | None = None) -> dict[str, Any]:
+    """Clone, pull, ``dvc exp run``, push. Returns the point, its headline metrics and where it ran."""
+    repo = os.environ.get(REPO_ENV)
+    if not repo:
+        raise SweepError(f"${REPO_ENV} is not set on this worker: the git repository to clone")
+    check_targets(targets)
+    started = time.time()
+    workdir = workdir or (Path(os.environ[WORKDIR_ENV]) if os.environ.get(WORKDIR_ENV) else None)
+    base = Path(workdir or tempfile.mkdtemp(prefix="qa-sweep-"))
+    clone = base / name
+    shutil.rmtree(clone, ignore_errors=True)
+    try:
+        rev = os.environ.get(REV_ENV)
+        run(["git", "clone", "-q", *(["--branch", rev] if rev else []), repo, str(clone)], base, log, "git clone")
+        remote = ["-r", dvc_remote] if dvc_remote else []
+        # what the point does not change comes from the remote; a missing output is recomputed by exp run
+        run(["dvc", "pull", "--allow-missing", *remote, *(["--with-deps", *targets] if targets else [])], clone,
+            log, "dvc pull")
+        sets = [arg for k, v in sorted(point.items()) for arg in ("-S", f"{k}={json.dumps(v)}")]
+        run(["dvc", "exp", "run", "-n", name, *sets, *targets], clone, log, "dvc exp run")
+        run(["dvc", "exp", "push", *remote, "origin", name], clone, log, "dvc exp push")
+        from pipeline.common.headline import read_headlines
+
+        metrics = read_headlines(clone / "metrics")
+        return {"name": name, "params": point, "metrics": metrics, "host": os.uname().nodename,
+                "pid": os.getpid(), "worker_pid": os.getppid(), "started": started, "finished": time.time()}
+    finally:
+        shutil.rmtree(clone, ignore_errors=True)
+        if workdir is None:
+            shutil.rmtree(base, ignore_errors=True)

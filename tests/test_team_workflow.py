@@ -1,0 +1,192 @@
+"""A research group's setup on one machine, with real servers on 127.0.0.1: a git origin (bare repository),
+SeaweedFS as the S3 DVC remote, a Prefect server with a process work pool and workers.
+
+- Shared artifacts: Alice reproduces stages and pushes; Bob clones, pulls, and finds nothing to do
+  (``dvc status`` clean, ``dvc repro`` runs no stage); a wrong secret is refused with a clear error. Credentials
+  come from ``dvc remote modify --local`` (Alice) or the environment (Bob, the workers), never from git.
+- Prefect workers: the project's ``prefect.yaml`` deployed as is; a ``sweep`` of two points runs on two
+  ``prefect worker start`` processes at overlapping times, each point a ``dvc exp run`` in its own clone that
+  pushes its experiment; Alice then sees both with ``dvc exp show`` and ``dvc metrics diff``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from flows._server import start_server
+from pipeline.common.runtime import free_port, stop_process_group
+from tests.local_s3 import seaweedfs_s3
+
+STAGES = ["benchmark_sources", "sample"]  # cheap stages with cached outputs (data/sample)
+pytestmark = pytest.mark.timeout(1200)
+
+
+def _env(extra: dict[str, str] | None = None, **kw: str) -> dict[str, str]:
+    venv = str(Path(sys.executable).parent)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "QA_PIPELINE_SWEEP"))}
+    env.update(PATH=venv + os.pathsep + os.environ["PATH"], DVC_NO_ANALYTICS="1", GIT_AUTHOR_NAME="t",
+               GIT_AUTHOR_EMAIL="t@example.org", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.org",
+               QA_PIPELINE_NO_PROGRESS="1", PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1")
+    env.update(extra or {}, **kw)
+    return env
+
+
+def sh(cmd: list[str], cwd: Path, env: dict[str, str], check: bool = True, timeout: float = 600):
+    res = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert res.returncode == 0, f"{cmd}\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    return res
+
+
+@pytest.fixture(scope="module")
+def prefect(tmp_path_factory):
+    home = tmp_path_factory.mktemp("prefect-home")
+    port = free_port()
+    old = os.environ.get("PREFECT_HOME")
+    os.environ["PREFECT_HOME"] = str(home)
+    server = start_server("127.0.0.1", port, home / "server.log")
+    try:
+        yield {"PREFECT_API_URL": f"http://127.0.0.1:{port}/api", "PREFECT_HOME": str(home)}
+    finally:
+        stop_process_group(server)
+        if old is None:
+            os.environ.pop("PREFECT_HOME", None)
+        else:
+            os.environ["PREFECT_HOME"] = old
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory, repo, prefect):
+    """origin.git, the S3 store, and Alice's clone after `dvc repro` + `git push` + `dvc push`."""
+    root = tmp_path_factory.mktemp("team")
+    (root / "shared").symlink_to((repo.parent / "shared").resolve())  # params name ../shared
+    with seaweedfs_s3(root / "s3") as store:
+        origin = root / "origin.git"
+        env = _env(prefect)
+        sh(["git", "clone", "-q", "--bare", str(repo), str(origin)], root, env)
+        alice = root / "alice"
+        sh(["git", "clone", "-q", str(origin), str(alice)], root, env)
+        # the group's remote settings go into git; the secret only into .dvc/config.local
+        sh(["dvc", "remote", "modify", "team", "endpointurl", store.endpoint], alice, env)
+        sh(["dvc", "remote", "modify", "team", "url", f"s3://{store.bucket}/dvc"], alice, env)
+        sh(["dvc", "remote", "modify", "--local", "team", "access_key_id", store.access_key], alice, env)
+        sh(["dvc", "remote", "modify", "--local", "team", "secret_access_key", store.secret_key], alice, env)
+        sh(["dvc", "repro", *STAGES], alice, env)
+        sh(["git", "add", ".dvc/config", "dvc.lock"], alice, env)
+        sh(["git", "commit", "-q", "-m", "team remote; reproduced"], alice, env, check=False)
+        sh(["git", "push", "-q", "origin", "HEAD"], alice, env)
+        push = sh(["dvc", "push", *STAGES], alice, env)
+        yield {"root": root, "origin": origin, "alice": alice, "store": store, "env": env, "push": push.stdout}
+
+
+def _aws(store, secret: str | None = None) -> dict[str, str]:
+    return {"AWS_ACCESS_KEY_ID": store.access_key, "AWS_SECRET_ACCESS_KEY": secret or store.secret_key}
+
+
+def test_the_secret_never_reaches_git(team):
+    committed = sh(["git", "show", "HEAD:.dvc/config"], team["alice"], team["env"]).stdout
+    assert team["store"].endpoint in committed and team["store"].secret_key not in committed
+    assert team["store"].secret_key in (team["alice"] / ".dvc" / "config.local").read_text()
+    assert "config.local" in (team["alice"] / ".dvc" / ".gitignore").read_text()
+
+
+def test_a_teammate_pulls_and_has_nothing_to_recompute(team):
+    store, root = team["store"], team["root"]
+    assert "pushed" in team["push"] and "0 files pushed" not in team["push"]
+    bob = root / "bob"
+    env = _env(team["env"], **_aws(store))  # Bob's credentials: the environment
+    sh(["git", "clone", "-q", str(team["origin"]), str(bob)], root, env)
+    assert not (bob / "data" / "sample").exists()
+    sh(["dvc", "pull", *STAGES], bob, env)
+    status = sh(["dvc", "status", *STAGES], bob, env).stdout
+    assert "up to date" in status, status
+    before = {p: p.read_bytes() for p in (bob / "data" / "sample").rglob("*") if p.is_file()}
+    repro = sh(["dvc", "repro", *STAGES], bob, env).stdout
+    assert "Running stage" not in repro and repro.count("didn't change, skipping") == len(STAGES), repro
+    assert {p: p.read_bytes() for p in (bob / "data" / "sample").rglob("*") if p.is_file()} == before
+    alice_files = sorted(p.relative_to(team["alice"]) for p in (team["alice"] / "data" / "sample").rglob("*"))
+    assert sorted(p.relative_to(bob) for p in (bob / "data" / "sample").rglob("*")) == alice_files
+
+
+def test_a_wrong_secret_is_refused_with_a_clear_error(team):
+    root = team["root"]
+    eve = root / "eve"
+    env = _env(team["env"], **_aws(team["store"], secret="not-the-secret"))
+    sh(["git", "clone", "-q", str(team["origin"]), str(eve)], root, env)
+    res = sh(["dvc", "pull", "sample"], eve, env, check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "SignatureDoesNotMatch" in out or "signature" in out.lower() or "403" in out, out[-2000:]
+    assert not (eve / "data" / "sample").exists()
+
+
+def _api(prefect, method: str, path: str, body: dict | None = None):
+    r = httpx.request(method, prefect["PREFECT_API_URL"] + path, json=body, timeout=30)
+    r.raise_for_status()
+    return r.json()
+
+
+def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
+    root, store = team["root"], team["store"]
+    env = _env(team["env"], **_aws(store), QA_PIPELINE_CHECKOUT=str(repo), QA_PIPELINE_SWEEP_REPO=str(team["origin"]),
+               QA_PIPELINE_SWEEP_WORKDIR=str(root / "points"), PYTHONPATH=str(repo))
+    (root / "points").mkdir()
+    (root / "points" / "shared").symlink_to(root / "shared")
+    prefect_bin = str(Path(sys.executable).with_name("prefect"))
+    sh([prefect_bin, "work-pool", "create", "qa-pipeline", "--type", "process"], repo, env)
+    deployed = sh([prefect_bin, "--no-prompt", "deploy", "--all"], repo, env)
+    assert "point" in deployed.stdout and "nightly" in deployed.stdout
+    workers, logs = [], []
+    try:
+        for i, queue in enumerate(("points", "points", "control")):
+            log = (root / f"worker{i}.log").open("wb")
+            logs.append(log)
+            workers.append(subprocess.Popen(
+                [prefect_bin, "worker", "start", "--pool", "qa-pipeline", "--work-queue", queue, "--limit", "1",
+                 "--name", f"worker-{i}"], cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True))
+        grid = {"quail.pmi_window": [5, 20]}
+        sh([prefect_bin, "deployment", "run", "sweep/sweep", "--param", f"grid={json.dumps(grid)}",
+            "--param", "name=t", "--param", 'targets=["quail_baselines"]'], repo, env)
+        deadline = time.monotonic() + 900
+        while time.monotonic() < deadline:
+            runs = _api(prefect, "POST", "/flow_runs/filter", {"flows": {"name": {"any_": ["sweep"]}}})
+            if runs and runs[0]["state_type"] in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
+                break
+            time.sleep(3)
+        logs_text = "".join((root / f"worker{i}.log").read_text(errors="replace")[-3000:] for i in range(3))
+        assert runs and runs[0]["state_type"] == "COMPLETED", logs_text
+        points = _api(prefect, "POST", "/flow_runs/filter", {"flows": {"name": {"any_": ["experiment-point"]}}})
+        assert len(points) == 2 and all(p["state_type"] == "COMPLETED" for p in points)
+        # overlapping: each started before the other ended
+        (a, b) = sorted(points, key=lambda p: p["start_time"])
+        assert b["start_time"] < a["end_time"], (a["start_time"], a["end_time"], b["start_time"])
+        arts = _api(prefect, "POST", "/artifacts/filter", {"artifacts": {"key": {"any_": ["experiment-point"]}}})
+        pids = {int(x["data"].split("worker pid ")[1].split(")")[0]) for x in arts}
+        assert pids == {workers[0].pid, workers[1].pid}  # one point on each worker
+    finally:
+        for w in workers:
+            stop_process_group(w, timeout=20)
+        for log in logs:
+            log.close()
+    # Alice sees both experiments and compares them
+    alice, aenv = team["alice"], team["env"]
+    names = sorted(x["description"] for x in arts)
+    for name in names:
+        sh(["dvc", "exp", "pull", "origin", name], alice, aenv)
+    shown = json.loads(sh(["dvc", "exp", "show", "--json"], alice, aenv).stdout)
+    exp_names = {e.get("name") for rev in shown for e in (rev.get("experiments") or []) for e in [e.get("revs", [{}])[0]]}
+    assert set(names) <= exp_names, exp_names
+    diff = sh(["dvc", "metrics", "diff", names[0], names[1], "--json"], alice, aenv).stdout
+    changed = json.loads(diff)
+    assert any("quail" in path for path in changed), changed
+    pmi = yaml.safe_load(sh(["dvc", "params", "diff", names[0], names[1], "--json"], alice, aenv).stdout)
+    assert any("quail.pmi_window" in k for v in pmi.values() for k in v), pmi
