@@ -124,8 +124,11 @@ def test_a_wrong_secret_is_refused_with_a_clear_error(team):
     res = sh(["dvc", "pull", "sample"], eve, env, check=False)
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert "SignatureDoesNotMatch" in out or "signature" in out.lower() or "403" in out, out[-2000:]
+    assert f"failed to connect to s3 ({team['store'].bucket}/dvc" in out and "Forbidden" in out, out[-2000:]
+    assert "failed to pull data from the cloud" in out
     assert not (eve / "data" / "sample").exists()
+    res = sh(["dvc", "pull", "sample"], eve, _env(team["env"]), check=False)  # no credentials at all
+    assert res.returncode != 0 and "Unable to locate credentials" in res.stdout + res.stderr
 
 
 def _api(prefect, method: str, path: str, body: dict | None = None):
@@ -190,3 +193,29 @@ def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
     assert any("quail" in path for path in changed), changed
     pmi = yaml.safe_load(sh(["dvc", "params", "diff", names[0], names[1], "--json"], alice, aenv).stdout)
     assert any("quail.pmi_window" in k for v in pmi.values() for k in v), pmi
+
+
+@pytest.mark.parametrize("kind,template", [("docker", "docker-job-template.json"),
+                                           ("kubernetes", "kubernetes-job-template.json")])
+def test_docker_and_kubernetes_job_templates_are_accepted_by_the_server(prefect, repo, kind, template):
+    """The server validates a pool's base job template (variables schema, placeholders) when it is created."""
+    env = _env(prefect)
+    path = repo / "infra" / "prefect" / template
+    prefect_bin = str(Path(sys.executable).with_name("prefect"))
+    sh([prefect_bin, "work-pool", "create", f"qa-{kind}", "--type", kind, "--base-job-template", str(path),
+        "--overwrite"], repo, env)
+    pool = _api(prefect, "GET", f"/work_pools/qa-{kind}")
+    assert pool["type"] == kind
+    assert pool["base_job_template"] == json.loads(path.read_text())
+    variables = pool["base_job_template"]["variables"]["properties"]
+    assert variables["env"]["default"]["QA_PIPELINE_CHECKOUT"] == "/opt/qa-pipeline"
+
+
+def test_prefect_yaml_schedule_is_the_params_schedule(repo):
+    from pipeline.params import load_params
+
+    deployments = {d["name"]: d for d in yaml.safe_load((repo / "prefect.yaml").read_text())["deployments"]}
+    schedule = load_params(repo / "params.yaml").schedule
+    (cron,) = deployments["nightly"]["schedules"]
+    assert (cron["cron"], cron["timezone"]) == (schedule.cron, schedule.timezone)
+    assert deployments["point"]["work_pool"]["work_queue_name"] == "points"
