@@ -73,3 +73,57 @@ def test_the_prefect_client_with_the_auth_string_works(locked_server, repo):
     assert ok.returncode == 0, ok.stderr[-2000:]
     assert int(ok.stdout.strip().splitlines()[-1]) >= 1
     assert Path(home / "server.log").exists()
+
+
+def test_a_group_server_on_postgresql_with_auth_records_runs(repo):
+    """What infra/prefect/docker-compose.yml runs: the server on PostgreSQL (a real one, 127.0.0.1) with the
+    auth string; a flow run by a client with the string lands in PostgreSQL's tables."""
+    import shutil
+    import tempfile
+
+    from tests.local_postgres import pg_bin, postgres
+
+    if pg_bin() is None:
+        assert os.environ.get("QA_PIPELINE_REQUIRE_POSTGRES") != "1", "CI must install postgresql (.ci/run)"
+        pytest.skip("PostgreSQL server binaries not installed (apt-get install postgresql; .ci/run does)")
+    root = Path(tempfile.mkdtemp(prefix="qa-pg-"))  # not under pytest's 0700 tmp: the postgres user reads it
+    root.chmod(0o755)
+    home = root / "prefect-home"
+    home.mkdir()
+    try:
+        with postgres(root / "pg", "pg-secret-123") as db_url:
+            saved = {k: os.environ.get(k) for k in ("PREFECT_HOME", "PREFECT_SERVER_API_AUTH_STRING",
+                                                    "PREFECT_API_DATABASE_CONNECTION_URL")}
+            os.environ.update(PREFECT_HOME=str(home), PREFECT_SERVER_API_AUTH_STRING=SECRET,
+                              PREFECT_API_DATABASE_CONNECTION_URL=db_url)
+            port = free_port()
+            try:
+                server = start_server("127.0.0.1", port, home / "server.log")
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+            try:
+                api = f"http://127.0.0.1:{port}/api"
+                assert httpx.get(f"{api}/admin/version", timeout=10).status_code == 401
+                code = ("from prefect import flow\n@flow(name='pg-probe')\ndef f():\n    return 7\n"
+                        "print(f())\n")
+                env = dict(os.environ, PREFECT_API_URL=api, PREFECT_HOME=str(home), PYTHONPATH=str(repo),
+                           PREFECT_API_AUTH_STRING=SECRET)
+                env.pop("PREFECT_API_DATABASE_CONNECTION_URL", None)
+                ran = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                     timeout=180)
+                assert ran.returncode == 0 and ran.stdout.strip().endswith("7"), ran.stderr[-2000:]
+                port_db = db_url.rsplit(":", 1)[1].split("/")[0]
+                rows = subprocess.run([str(pg_bin() / "psql"), "-h", "127.0.0.1", "-p", port_db, "-U", "prefect",
+                                       "-d", "prefect", "-tAc",
+                                       "select f.name, r.state_type from flow_run r join flow f on f.id = r.flow_id"],
+                                      env=dict(os.environ, PGPASSWORD="pg-secret-123"), capture_output=True,
+                                      text=True, check=True).stdout
+                assert "pg-probe|COMPLETED" in rows, rows
+            finally:
+                stop_process_group(server)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
