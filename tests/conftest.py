@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -57,3 +59,27 @@ def noida_es(tmp_path_factory):
 
     with noida_elasticsearch(tmp_path_factory.mktemp("noida")) as url:
         yield url
+
+
+@contextlib.contextmanager
+def prefect_server(home: Path, **settings: str) -> Iterator[str]:
+    """A Prefect server on a free 127.0.0.1 port, stopped by PID; yields its API URL. ``PREFECT_HOME=home`` and
+    the server ``settings`` (environment variables) hold while the context is open, then are restored."""
+    from flows._server import start_server
+    from pipeline.common.runtime import free_port, stop_process_group
+
+    saved = {k: os.environ.get(k) for k in ("PREFECT_HOME", *settings)}
+    os.environ.update(PREFECT_HOME=str(home), **settings)
+    try:
+        port = free_port()
+        server = start_server("127.0.0.1", port, home / "server.log")
+        try:
+            yield f"http://127.0.0.1:{port}/api"
+        finally:
+            stop_process_group(server)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

@@ -13,8 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from flows._server import start_server
-from pipeline.common.runtime import free_port, stop_process_group
+from tests.conftest import prefect_server
 
 SECRET = "team:correct-horse-battery"
 
@@ -22,23 +21,9 @@ SECRET = "team:correct-horse-battery"
 @pytest.fixture(scope="module")
 def locked_server(tmp_path_factory):
     home = tmp_path_factory.mktemp("prefect-auth-home")
-    saved = {k: os.environ.get(k) for k in ("PREFECT_HOME", "PREFECT_SERVER_API_AUTH_STRING",
-                                            "PREFECT_SERVER_API_CSRF_PROTECTION_ENABLED")}
-    os.environ.update(PREFECT_HOME=str(home), PREFECT_SERVER_API_AUTH_STRING=SECRET,
-                      PREFECT_SERVER_API_CSRF_PROTECTION_ENABLED="true")
-    port = free_port()
-    try:
-        server = start_server("127.0.0.1", port, home / "server.log")
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    try:
-        yield f"http://127.0.0.1:{port}/api", home
-    finally:
-        stop_process_group(server)
+    with prefect_server(home, PREFECT_SERVER_API_AUTH_STRING=SECRET,
+                        PREFECT_SERVER_API_CSRF_PROTECTION_ENABLED="true") as api:
+        yield api, home
 
 
 def _basic(secret: str) -> dict[str, str]:
@@ -92,21 +77,8 @@ def test_a_group_server_on_postgresql_with_auth_records_runs(repo):
     home.mkdir()
     try:
         with postgres(root / "pg", "pg-secret-123") as db_url:
-            saved = {k: os.environ.get(k) for k in ("PREFECT_HOME", "PREFECT_SERVER_API_AUTH_STRING",
-                                                    "PREFECT_API_DATABASE_CONNECTION_URL")}
-            os.environ.update(PREFECT_HOME=str(home), PREFECT_SERVER_API_AUTH_STRING=SECRET,
-                              PREFECT_API_DATABASE_CONNECTION_URL=db_url)
-            port = free_port()
-            try:
-                server = start_server("127.0.0.1", port, home / "server.log")
-            finally:
-                for k, v in saved.items():
-                    if v is None:
-                        os.environ.pop(k, None)
-                    else:
-                        os.environ[k] = v
-            try:
-                api = f"http://127.0.0.1:{port}/api"
+            with prefect_server(home, PREFECT_SERVER_API_AUTH_STRING=SECRET,
+                                PREFECT_API_DATABASE_CONNECTION_URL=db_url) as api:
                 assert httpx.get(f"{api}/admin/version", timeout=10).status_code == 401
                 code = ("from prefect import flow\n@flow(name='pg-probe')\ndef f():\n    return 7\n"
                         "print(f())\n")
@@ -123,7 +95,5 @@ def test_a_group_server_on_postgresql_with_auth_records_runs(repo):
                                       env=dict(os.environ, PGPASSWORD="pg-secret-123"), capture_output=True,
                                       text=True, check=True).stdout
                 assert "pg-probe|COMPLETED" in rows, rows
-            finally:
-                stop_process_group(server)
     finally:
         shutil.rmtree(root, ignore_errors=True)

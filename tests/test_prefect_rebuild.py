@@ -16,9 +16,8 @@ import httpx
 import pytest
 from filelock import FileLock
 
-from flows._server import start_server
 from pipeline.common.runtime import free_port, stop_process_group
-from tests.conftest import venv_bin
+from tests.conftest import prefect_server, venv_bin
 
 
 def _tiny_dvc_repo(root: Path, fail: bool = False) -> Path:
@@ -46,19 +45,8 @@ def _tiny_dvc_repo(root: Path, fail: bool = False) -> Path:
 
 @pytest.fixture(scope="module")
 def prefect_api(tmp_path_factory):
-    home = tmp_path_factory.mktemp("prefect-home")
-    old = os.environ.get("PREFECT_HOME")
-    os.environ["PREFECT_HOME"] = str(home)
-    port = free_port()
-    server = start_server("127.0.0.1", port, home / "server.log")
-    try:
-        yield f"http://127.0.0.1:{port}/api"
-    finally:
-        stop_process_group(server)
-        if old is None:
-            os.environ.pop("PREFECT_HOME", None)
-        else:
-            os.environ["PREFECT_HOME"] = old
+    with prefect_server(tmp_path_factory.mktemp("prefect-home")) as api:
+        yield api
 
 
 def _env(api: str) -> dict[str, str]:

@@ -21,8 +21,8 @@ import httpx
 import pytest
 import yaml
 
-from flows._server import start_server
-from pipeline.common.runtime import free_port, stop_process_group
+from pipeline.common.runtime import stop_process_group
+from tests.conftest import prefect_server
 from tests.local_s3 import seaweedfs_s3
 
 STAGES = ["benchmark_sources", "sample"]  # cheap stages with cached outputs (data/sample)
@@ -49,18 +49,8 @@ def sh(cmd: list[str], cwd: Path, env: dict[str, str], check: bool = True, timeo
 @pytest.fixture(scope="module")
 def prefect(tmp_path_factory):
     home = tmp_path_factory.mktemp("prefect-home")
-    port = free_port()
-    old = os.environ.get("PREFECT_HOME")
-    os.environ["PREFECT_HOME"] = str(home)
-    server = start_server("127.0.0.1", port, home / "server.log")
-    try:
-        yield {"PREFECT_API_URL": f"http://127.0.0.1:{port}/api", "PREFECT_HOME": str(home)}
-    finally:
-        stop_process_group(server)
-        if old is None:
-            os.environ.pop("PREFECT_HOME", None)
-        else:
-            os.environ["PREFECT_HOME"] = old
+    with prefect_server(home) as api:
+        yield {"PREFECT_API_URL": api, "PREFECT_HOME": str(home)}
 
 
 @pytest.fixture(scope="module")
