@@ -8,7 +8,6 @@ repeats the sample's articles under new titles, so it is 10x the bytes with the 
 
 from __future__ import annotations
 
-import gzip
 import json
 import resource
 import subprocess
@@ -17,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks._common import write_result
+from benchmarks._common import scaled_dump, write_result
 from pipeline.params import project_section
 from pipeline.sample import DUMP_NAME, build_sample
 
@@ -32,17 +31,6 @@ with open(sys.argv[2], "w") as out:
         out.write(json.dumps(p.__dict__) + "\\n")
 print(json.dumps(counts))
 """
-
-
-def scaled_dump(src: Path, dst: Path, times: int) -> None:
-    with gzip.open(dst, "wt", encoding="utf-8") as out:
-        for r in range(times):
-            with gzip.open(src, "rt", encoding="utf-8") as fh:
-                for line in fh:
-                    obj = json.loads(line)
-                    if "title" in obj and r:
-                        obj["title"] = f"{obj['title']} ({r})"
-                    out.write(json.dumps(obj, ensure_ascii=False) + "\n")
 
 
 def measure(dump: Path, out: Path) -> dict:

@@ -14,10 +14,12 @@ the serial reader. The sample's wikitext is lighter than real articles' (fewer t
 the same figure is also given at the issue's measured 1,300 paragraphs/s per core for real wikitext.
 
     .venv/bin/python -m benchmarks.wikipedia_scale
+    python -m benchmarks.wikipedia_scale --dump DUMP --scale 10 --cores 1,2,4,8,16   # a 16-core machine
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import subprocess
@@ -28,10 +30,7 @@ from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
-from benchmarks._common import write_result
-from benchmarks.paragraphs_memory import scaled_dump
-from pipeline.params import project_section
-from pipeline.sample import DUMP_NAME, build_sample
+from benchmarks._common import scaled_dump, write_result
 from pipeline.search.tantivy_backend import TantivyBackend
 from pipeline.wiki.paragraphs import (
     dump_paragraphs,
@@ -77,32 +76,57 @@ def index_rate(docs: list[dict], threads: int, tmp: Path) -> float:
 
 def peak_rss_mib(dump: Path, workers: int, script: Path) -> float:
     """Peak RSS of the largest process of a parse in a fresh subprocess (main or a worker)."""
+    path = os.pathsep.join(filter(None, [".", os.environ.get("PYTHONPATH")]))
     subprocess.run([sys.executable, str(script), str(dump), str(workers)], check=True, capture_output=True,
-                   cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."})
+                   cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": path})
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
-def main() -> None:
-    cores = resolve_workers(0)
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.wikipedia_scale")
+    ap.add_argument("--dump", type=Path, help="a CirrusSearch dump (default: build the sample's)")
+    ap.add_argument("--scale", type=int, default=1, help="repeat the dump's articles this many times")
+    ap.add_argument("--cores", default="", help="worker/thread counts to measure, e.g. 1,2,4,8,16 "
+                                                 "(default: 1 and every core)")
+    ap.add_argument("--name", default="wikipedia_scale")
+    ap.add_argument("--out-dir", type=Path, default=None)
+    args = ap.parse_args(argv)
+    cores_here = resolve_workers(0)
+    counts = sorted({int(c) for c in args.cores.split(",") if c} or {1, cores_here})
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        build_sample(project_section("sample"), tmp / "sample")
-        dump = tmp / "sample" / DUMP_NAME
-        one, t1 = parse(dump, 1)
-        many, tn = parse(dump, cores)
-        assert one == many, "parallel parse differs from the single-process one"
-        n = len(one)
-        per_core, all_cores = n / t1, n / tn
-        efficiency = all_cores / (per_core * cores)
+        dump = args.dump
+        if dump is None:
+            from pipeline.params import project_section
+            from pipeline.sample import DUMP_NAME, build_sample
+
+            build_sample(project_section("sample"), tmp / "sample")
+            dump = tmp / "sample" / DUMP_NAME
+        if args.scale > 1:
+            scaled_dump(dump, tmp / "scaled.json.gz", args.scale)
+            dump = tmp / "scaled.json.gz"
+        reference, t1 = parse(dump, 1)
+        n = len(reference)
+        parse_rates = {1: n / t1}
+        for c in counts:
+            if c == 1:
+                continue
+            out, secs = parse(dump, c)
+            assert out == reference, f"the parse with {c} workers differs from the single-process one"
+            parse_rates[c] = n / secs
+            del out
         ceiling = reader_ceiling(dump, n)
-        idx1, idxn = index_rate(one, 1, tmp), index_rate(one, cores, tmp)
-        index_eff = idxn / (idx1 * cores)
+        index_rates = {c: index_rate(reference, c, tmp) for c in counts}
         script = tmp / "child.py"
         script.write_text(CHILD)
-        four = tmp / "four.json.gz"
-        scaled_dump(dump, four, 4)
-        rss1 = peak_rss_mib(dump, cores, script)  # a running maximum over children: smaller dump first
-        rss4 = peak_rss_mib(four, cores, script)
+        bigger = tmp / "x4.json.gz"
+        scaled_dump(dump, bigger, 4)
+        rss1 = peak_rss_mib(dump, counts[-1], script)  # a running maximum over children: smaller dump first
+        rss4 = peak_rss_mib(bigger, counts[-1], script)
+
+    top = counts[-1]
+    per_core, efficiency = parse_rates[1], parse_rates[top] / (parse_rates[1] * top)
+    idx1, index_eff = index_rates[1], index_rates[top] / (index_rates[1] * top)
 
     def extrapolate(parse_per_core: float) -> dict:
         parse_rate = min(parse_per_core * TARGET_CORES * efficiency, ceiling)
@@ -113,26 +137,26 @@ def main() -> None:
                 "dump_to_index_hours": round(parse_h + index_h, 2),
                 "limited_by_reader": parse_rate == ceiling, "under_one_hour": parse_h + index_h < 1.0}
 
-    write_result("wikipedia_scale", {
-        "input": f"sample CirrusSearch dump ({n} paragraphs); 4x dump for memory",
-        "cores_here": cores,
-        "parse": {"reference_1_worker_paragraphs_per_s": round(per_core, 1),
-                  f"{cores}_workers_paragraphs_per_s": round(all_cores, 1),
-                  "speedup": round(all_cores / per_core, 3), "parallel_efficiency": round(efficiency, 3),
-                  "same_output": True,
+    write_result(args.name, {
+        "input": f"CirrusSearch dump x{args.scale} ({n} paragraphs); x4 of it for memory",
+        "cores_here": cores_here,
+        "parse": {"paragraphs_per_s_by_workers": {str(c): round(r, 1) for c, r in parse_rates.items()},
+                  "speedup_by_workers": {str(c): round(r / per_core, 3) for c, r in parse_rates.items()},
+                  "reference": "1 worker (the single-process parse)",
+                  "parallel_efficiency_at_max": round(efficiency, 3), "same_output": True,
                   "serial_reader_ceiling_paragraphs_per_s": round(ceiling, 1)},
-        "index_tantivy": {"1_thread_docs_per_s": round(idx1, 1), f"{cores}_threads_docs_per_s": round(idxn, 1),
-                          "parallel_efficiency": round(index_eff, 3)},
-        "memory": {"peak_rss_mib_1x": round(rss1, 1), "peak_rss_mib_4x": round(rss4, 1),
+        "index_tantivy": {"docs_per_s_by_threads": {str(c): round(r, 1) for c, r in index_rates.items()},
+                          "parallel_efficiency_at_max": round(index_eff, 3)},
+        "memory": {f"peak_rss_mib_1x_{top}_workers": round(rss1, 1), f"peak_rss_mib_4x_{top}_workers": round(rss4, 1),
                    "ratio_4x_over_1x": round(rss4 / rss1, 3)},
         "extrapolated_16_cores_full_corpus": {
             "assumptions": f"{FULL_CORPUS:,} paragraphs; per-core rates from here x {TARGET_CORES} x the "
-                           "parallel efficiency measured here; parse capped by the serial reader; parse and "
-                           "index run one after the other (two DVC stages)",
-            "at_sample_wikitext_rate": extrapolate(per_core),
+                           f"parallel efficiency measured here at {top} cores; parse capped by the serial reader; "
+                           "parse and index run one after the other (two DVC stages)",
+            "at_measured_wikitext_rate": extrapolate(per_core),
             "at_real_wikitext_rate_1300_per_core": extrapolate(REAL_WIKITEXT_PER_CORE),
         },
-    })
+    }, args.out_dir)
 
 
 if __name__ == "__main__":
