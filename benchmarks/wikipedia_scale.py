@@ -62,9 +62,9 @@ def parse(dump: Path, workers: int) -> tuple[list[dict], float]:
 
 def reader_ceiling(dump: Path, paragraphs: int) -> float:
     t = time.perf_counter()
-    articles = sum(1 for _ in iter_dump_documents(dump, Counter()))
-    secs = time.perf_counter() - t
-    return paragraphs / articles * articles / secs  # paragraphs/s the main process can hand out
+    for _ in iter_dump_documents(dump, Counter()):
+        pass
+    return paragraphs / (time.perf_counter() - t)  # paragraphs/s the main process can hand out
 
 
 def index_rate(docs: list[dict], threads: int, tmp: Path) -> float:

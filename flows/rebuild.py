@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +25,7 @@ from prefect.settings import PREFECT_API_URL
 
 from flows._common import PARENT_RUN_ENV
 from pipeline.common.headline import markdown_table, read_headlines
+from pipeline.experiments.targets import check_targets as check_stage_targets
 
 
 class RebuildAlreadyRunning(RuntimeError):
@@ -36,7 +36,6 @@ class RebuildAlreadyRunning(RuntimeError):
 # checkout), never by a run's parameters: anyone who can reach the Prefect API can start a run, and a run
 # that chose the folder would choose which dvc.yaml commands execute.
 REPO_ENV = "QA_PIPELINE_REBUILD_DIR"
-_TARGET = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:@[A-Za-z0-9_.-]+)?")
 
 
 def repo_dir() -> Path:
@@ -44,11 +43,7 @@ def repo_dir() -> Path:
 
 
 def check_targets(targets: list[str]) -> list[str]:
-    """Stage names (``stage`` or ``stage@item``) only: a path or ``file:stage`` would reach another dvc.yaml."""
-    bad = [t for t in targets if not isinstance(t, str) or not _TARGET.fullmatch(t)]
-    if bad:
-        raise ValueError(f"rebuild targets must be stage names of this project's dvc.yaml, got {bad}")
-    return targets
+    return check_stage_targets(targets, "rebuild targets")
 
 
 def _dvc() -> str:

@@ -18,7 +18,8 @@ from prefect.client.orchestration import get_client
 from prefect.deployments import run_deployment
 from prefect.logging import get_run_logger
 
-from pipeline.experiments.sweep import check_targets, grid_points, point_name, run_point
+from pipeline.experiments.sweep import grid_points, point_name, run_point
+from pipeline.experiments.targets import check_targets
 
 POINT_DEPLOYMENT = "experiment-point/point"
 

@@ -150,8 +150,12 @@ def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
         sh([prefect_bin, "deployment", "run", "sweep/sweep", "--param", f"grid={json.dumps(grid)}",
             "--param", "name=t", "--param", 'targets=["quail_baselines"]'], repo, env)
         deadline = time.monotonic() + 900
+        runs: list = []
         while time.monotonic() < deadline:
-            runs = _api(prefect, "POST", "/flow_runs/filter", {"flows": {"name": {"any_": ["sweep"]}}})
+            try:
+                runs = _api(prefect, "POST", "/flow_runs/filter", {"flows": {"name": {"any_": ["sweep"]}}})
+            except httpx.TimeoutException:  # the SQLite server is busy recording both points: ask again
+                continue
             if runs and runs[0]["state_type"] in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
                 break
             time.sleep(3)
@@ -176,7 +180,7 @@ def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
     for name in names:
         sh(["dvc", "exp", "pull", "origin", name], alice, aenv)
     shown = json.loads(sh(["dvc", "exp", "show", "--json"], alice, aenv).stdout)
-    exp_names = {e.get("name") for rev in shown for e in (rev.get("experiments") or []) for e in [e.get("revs", [{}])[0]]}
+    exp_names = {exp["revs"][0].get("name") for rev in shown for exp in rev.get("experiments") or []}
     assert set(names) <= exp_names, exp_names
     diff = sh(["dvc", "metrics", "diff", names[0], names[1], "--json"], alice, aenv).stdout
     changed = json.loads(diff)
@@ -209,3 +213,20 @@ def test_prefect_yaml_schedule_is_the_params_schedule(repo):
     (cron,) = deployments["nightly"]["schedules"]
     assert (cron["cron"], cron["timezone"]) == (schedule.cron, schedule.timezone)
     assert deployments["point"]["work_pool"]["work_queue_name"] == "points"
+
+
+def test_a_grid_is_checked_against_the_params_schema_before_any_point_runs():
+    from pipeline.experiments.sweep import SweepError, grid_points, point_name
+
+    assert grid_points({"quail.pmi_window": [5, 20], "quail.seed": [0]}) == [
+        {"quail.pmi_window": 5, "quail.seed": 0}, {"quail.pmi_window": 20, "quail.seed": 0}]
+    with pytest.raises(SweepError, match="'quail.nope' is not in params.yaml"):
+        grid_points({"quail.nope": [1]})
+    with pytest.raises(SweepError, match=r"quail.train_share: Input should be less than 1"):
+        grid_points({"quail.train_share": [0.5, 2.0]})
+    with pytest.raises(ValueError, match="stage names"):
+        from pipeline.experiments.targets import check_targets
+
+        check_targets(["../other/dvc.yaml:stage"])
+    name = point_name("t", {"quail.pmi_window": 5})
+    assert name.startswith("t-pmi_window-5-") and name == point_name("t", {"quail.pmi_window": 5})

@@ -12,6 +12,7 @@ parameter: whoever can start a run must not choose whose ``dvc.yaml`` commands a
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import itertools
 import json
@@ -27,14 +28,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
-from pipeline.params import PROJECT_PARAMS_FILE, ParamsError, load_params
+from pipeline.experiments.targets import check_targets
+from pipeline.params import PROJECT_PARAMS_FILE, Params, format_validation_error
 
 REPO_ENV = "QA_PIPELINE_SWEEP_REPO"  # the git URL (or path) workers clone
 REV_ENV = "QA_PIPELINE_SWEEP_REV"  # optional branch/tag; default: the remote's default branch
 WORKDIR_ENV = "QA_PIPELINE_SWEEP_WORKDIR"  # where clones go (next to the data that params name as ../shared)
 _KEY = re.compile(r"[a-z_]+(?:\.[a-z_0-9]+)+")
-_TARGET = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:@[A-Za-z0-9_.-]+)?")
 
 
 class SweepError(RuntimeError):
@@ -53,7 +55,7 @@ def grid_points(grid: dict[str, list[Any]], params_file: Path = PROJECT_PARAMS_F
     keys = sorted(grid)
     points = [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
     for point in points:
-        trial = json.loads(json.dumps(raw))
+        trial = copy.deepcopy(raw)
         for key, value in point.items():
             section, *path = key.split(".")
             node = trial.get(section)
@@ -62,13 +64,10 @@ def grid_points(grid: dict[str, list[Any]], params_file: Path = PROJECT_PARAMS_F
             if not isinstance(node, dict) or path[-1] not in node:
                 raise SweepError(f"grid key {key!r} is not in params.yaml")
             node[path[-1]] = value
-        with tempfile.TemporaryDirectory() as tmp:
-            trial_file = Path(tmp) / "params.yaml"
-            trial_file.write_text(yaml.safe_dump(trial), encoding="utf-8")
-            try:
-                load_params(trial_file)
-            except ParamsError as exc:
-                raise SweepError(f"grid point {point}: {exc}") from None
+        try:
+            Params.model_validate(trial)
+        except ValidationError as exc:
+            raise SweepError(format_validation_error(exc, f"grid point {point}")) from None
     return points
 
 
@@ -78,13 +77,6 @@ def point_name(sweep: str, point: dict[str, Any]) -> str:
     readable = re.sub(r"[^A-Za-z0-9_-]+", "_", readable)[:60]
     digest = hashlib.sha256(json.dumps(point, sort_keys=True).encode()).hexdigest()[:6]
     return f"{sweep}-{readable}-{digest}"
-
-
-def check_targets(targets: list[str]) -> list[str]:
-    bad = [t for t in targets if not isinstance(t, str) or not _TARGET.fullmatch(t)]
-    if bad:
-        raise SweepError(f"targets must be stage names of this project's dvc.yaml, got {bad}")
-    return targets
 
 
 def _env() -> dict[str, str]:
