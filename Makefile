@@ -19,7 +19,7 @@ export DO_NOT_TRACK := 1
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export QA_PIPELINE_PYWB_BIN := $(CURDIR)/$(VENV_PYWB)/bin
 
-.PHONY: setup repro test serve plots exps check-params clean-envs
+.PHONY: setup repro repro-gpu test serve plots exps check-params clean-envs
 
 setup: $(VENV)/.installed $(VENV_PYWB)/.installed .plots-vendor/offline_template.html
 
@@ -51,6 +51,10 @@ check-params: setup
 
 repro: setup check-params
 	$(VENV)/bin/dvc repro
+
+# real training budgets on one GPU, as one DVC experiment (infra/training/gpu-profile.yaml; README "A GPU")
+repro-gpu: setup check-params
+	$(VENV)/bin/python -m pipeline.experiments.profile infra/training/gpu-profile.yaml --name gpu-profile
 
 test: setup
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)

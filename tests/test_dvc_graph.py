@@ -123,7 +123,11 @@ def test_metrics_are_the_headline_files_and_plots_live_under_plots(repo):
         key, spec = next(iter(p.items())) if isinstance(p, dict) else (p, {})
         files = [key] if key.startswith("plots/") else [f for axis in ("x", "y") if isinstance(spec.get(axis), dict)
                                                         for f in spec[axis]]
-        assert files and all(f.startswith("plots/") for f in files), key
+        # plot data under plots/, learning curves in the DVCLive folders (dvclive/<model>/plots/metrics/...)
+        assert files and all(f.startswith(("plots/", "dvclive/")) for f in files), key
+        for f in files:
+            if f.startswith("dvclive/"):
+                assert f.split("/")[2:4] == ["plots", "metrics"] and spec.get("x") == "step", f
         assert spec.get("x_label") and spec.get("y_label"), f"{key}: label both axes"
 
 

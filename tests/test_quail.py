@@ -177,7 +177,7 @@ def test_accuracy_tables_by_type_and_domain():
           q("d", "?", ["x", "y"], None)]  # no key: not scored
     table = accuracy_table(qs, {"a": 0, "b": 0, "c": 1})
     assert table == {"questions": 3, "all": 66.67, "by_type": {"Factual": 50.0, "Unanswerable": 100.0},
-                     "by_domain": {"news": 100.0, "blogs": 0.0}}
+                     "by_domain": {"news": 100.0, "blogs": 0.0}, "ci95": [0.0, 100.0]}
     assert per_question(qs, {"a": 0, "b": 0, "c": 1}) == {"a": 1, "b": 0, "c": 1}
     with pytest.raises(ValueError, match="no prediction"):
         accuracy_table(qs, {"a": 0})

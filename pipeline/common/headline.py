@@ -23,6 +23,8 @@ KEYS = {
     "R@10": "recall of gold paragraphs in the top 10 (%)", "acc": "accuracy (%), held-out/eval set",
     "acc_challenge": "accuracy (%), QuAIL challenge set", "majority": "majority-answer accuracy (%)",
     "r": "correlation with model accuracy (or the human-model gap)", "p": "its p-value",
+    "dev": "trained models: dev figure (select_metric) of the checkpoint kept",
+    "dev_last": "trained models: dev figure at the last evaluation",
 }
 ROOT = Path("metrics")
 
@@ -47,6 +49,14 @@ def write_headline(track: str, system: str, figures: dict[str, float | int | Non
 def span_figures(summary: dict[str, Any]) -> dict[str, float]:
     """NLQuAD's columns from a span-QA summary (``pipeline.span_qa.metrics``)."""
     return {"EM": summary["em"], "F1": summary["f1"], "IoU": summary["iou"], "ROUGE-L": summary["rougeL"]}
+
+
+def dev_figures(stats: dict[str, Any]) -> dict[str, float | None]:
+    """A trained model's dev columns from its training stats: the kept checkpoint's and the last one's."""
+    if "dev_best" not in stats:
+        return {}
+    metric = stats["select_metric"]
+    return {"dev": stats["dev_best"][metric], "dev_last": stats["dev_last"][metric]}
 
 
 def percent(fraction: float | None) -> float | None:

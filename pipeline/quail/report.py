@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+
+from pipeline.common.intervals import bootstrap_ci
 from pathlib import Path
 
 from pipeline.quail.data import DOMAINS, QUESTION_TYPES, MCQuestion
@@ -92,6 +94,7 @@ def accuracy_table(questions: list[MCQuestion], predictions: dict[str, int]) -> 
     return {
         "questions": len(keyed),
         "all": _pct(sum(predictions[q.qid] == q.answer for q in keyed), len(keyed)),
+        "ci95": bootstrap_ci([float(predictions[q.qid] == q.answer) for q in keyed]),
         "by_type": {t: _pct(*tally["type"][t]) for t in order_t},
         "by_domain": {d: _pct(*tally["domain"][d]) for d in order_d},
     }

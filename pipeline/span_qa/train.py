@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from pipeline.span_qa.features import WindowFeatures
-from pipeline.training.finetune import TrainConfig, fine_tune, pad, predict_batches
+from pipeline.training.finetune import DevSet, TrainConfig, fine_tune, model_outputs, pad, predict_batches
 from pipeline.training.launch import distributable
 
 
@@ -38,7 +38,8 @@ def collate(feats: WindowFeatures, idx: list[int], pad_id: int, with_labels: boo
 
 
 @distributable
-def train(feats: WindowFeatures, cfg: TrainConfig, out_dir: Path, fingerprint: dict[str, Any]) -> dict[str, Any]:
+def train(feats: WindowFeatures, cfg: TrainConfig, out_dir: Path, fingerprint: dict[str, Any],
+          dev: DevSet | None = None, log_dir: Path | None = None) -> dict[str, Any]:
     """Train, checkpointing into ``out_dir``; resume when a checkpoint of the same ``fingerprint`` exists."""
     from transformers import AutoModelForQuestionAnswering
 
@@ -46,23 +47,40 @@ def train(feats: WindowFeatures, cfg: TrainConfig, out_dir: Path, fingerprint: d
         # looked up at call time, so a test can make a batch fail mid-run
         return collate(feats, idx, tokenizer.pad_token_id, token_types=types, global_question=cfg.global_question)
 
-    stats = fine_tune(AutoModelForQuestionAnswering, len(feats), make_batch, cfg, out_dir, fingerprint)
+    stats = fine_tune(AutoModelForQuestionAnswering, len(feats), make_batch, cfg, out_dir, fingerprint, dev=dev,
+                      log_dir=log_dir)
     return {**stats, "train_windows": len(feats)}
+
+
+def window_logits(outputs, feats: WindowFeatures) -> tuple[list[list[float]], list[list[float]]]:
+    """Start and end logits per window, cut to the window's own length (padding dropped)."""
+    starts, ends = [], []
+    for idx, out in outputs:
+        for j, k in enumerate(idx):
+            n = len(feats.input_ids[k])
+            starts.append(out.start_logits[j, :n].float().cpu().tolist())
+            ends.append(out.end_logits[j, :n].float().cpu().tolist())
+    return starts, ends
+
+
+def _unlabelled_batches(feats: WindowFeatures, global_question: bool):
+    def make_batch(idx: list[int], tokenizer, types: bool) -> dict[str, torch.Tensor]:
+        return collate(feats, idx, tokenizer.pad_token_id, with_labels=False, token_types=types,
+                       global_question=global_question)
+
+    return make_batch
 
 
 def predict_logits(model_dir: Path, feats: WindowFeatures, batch_size: int, device_name: str = "auto",
                    global_question: bool = False) -> tuple[list[list[float]], list[list[float]]]:
     from transformers import AutoModelForQuestionAnswering
 
-    def make_batch(idx: list[int], tokenizer, types: bool) -> dict[str, torch.Tensor]:
-        return collate(feats, idx, tokenizer.pad_token_id, with_labels=False, token_types=types,
-                       global_question=global_question)
+    return window_logits(predict_batches(AutoModelForQuestionAnswering, model_dir, len(feats),
+                                         _unlabelled_batches(feats, global_question), batch_size, device_name), feats)
 
-    starts, ends = [], []
-    for idx, out in predict_batches(AutoModelForQuestionAnswering, model_dir, len(feats), make_batch, batch_size,
-                                    device_name):
-        for j, k in enumerate(idx):
-            n = len(feats.input_ids[k])
-            starts.append(out.start_logits[j, :n].float().cpu().tolist())
-            ends.append(out.end_logits[j, :n].float().cpu().tolist())
-    return starts, ends
+
+def logits_of(model, tokenizer, feats: WindowFeatures, batch_size: int,
+              global_question: bool = False) -> tuple[list[list[float]], list[list[float]]]:
+    """The same logits from a model in memory (dev evaluation during training)."""
+    return window_logits(model_outputs(model, tokenizer, len(feats), _unlabelled_batches(feats, global_question),
+                                       batch_size), feats)

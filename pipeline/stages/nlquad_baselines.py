@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from pipeline.common.headline import span_figures, write_headline
+from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.runtime import write_json
 from pipeline.params import Params
 from pipeline.span_qa.baselines import run_baselines
@@ -24,7 +25,8 @@ def run(params: Params) -> dict:
         raise RuntimeError(f"baselines {sorted(predictions)} differ from the declared {sorted(METHODS)}")
     for method, preds in predictions.items():
         write_json(f"data/predictions/nlquad_baselines/{method}.json", preds, indent=None)
-        results[method], _ = evaluate(preds, dataset)
+        results[method], rows = evaluate(preds, dataset)
+        results[method]["ci95"] = {k: bootstrap_ci([r[k] for r in rows]) for k in ("em", "f1", "iou")}
     write_length_plot("plots/nlquad_baselines_by_document_words.csv", results)
     write_json("reports/nlquad_baselines.json", {"eval_split": p.eval_split, **results})
     for method in METHODS:

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.common.headline import write_headline
+from pipeline.common.headline import dev_figures, write_headline
 from pipeline.common.runtime import get_logger, write_json
 from pipeline.params import Params
-from pipeline.quail.mc_model import VARIANTS, encode_questions
+from pipeline.quail.mc_model import VARIANTS, encode_questions, split_texts
 from pipeline.quail.report import accuracy_table
 from pipeline.quail.sets import heldout_dev, quail_sets, skip_outputs
 from pipeline.training.choice_model import (
     argmax,
+    choice_dev_set,
     predict_choice_logits,
     train_choice_model,
 )
+from pipeline.training.curves import training_log_dir, training_summary
 from pipeline.training.finetune import TrainConfig, resolve_model_path
 
 
@@ -32,15 +34,23 @@ def run(params: Params, variant: str) -> dict:
         write_headline("quail", f"mc_{variant}", {})
         return skip_outputs(reason, [metrics_path, preds_path], [str(model_dir / "final" / "SKIPPED.txt")])
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(p.model_name_or_path))
-    get_logger().info("quail_mc@%s: encoding %d training questions x %d options", variant, len(train),
-                      len(train[0].options))
+    heldout = heldout_dev(sets, train)
+    # the checkpoint is chosen on texts carved out of the training share (by text, per domain, seeded): the
+    # held-out dev texts the figures are reported on stay unseen
+    fit_texts, _ = split_texts(train, 1 - p.dev_share, p.seed)
+    train, dev = [q for q in train if q.text_id in fit_texts], [q for q in train if q.text_id not in fit_texts]
+    get_logger().info("quail_mc@%s: encoding %d training and %d dev questions x %d options", variant, len(train),
+                      len(dev), len(train[0].options))
     feats = encode_questions(tokenizer, train, variant, p.max_seq_len)
     n_options = len(train[0].options)
+    dev_set = choice_dev_set("multiple_choice", encode_questions(tokenizer, dev, variant, p.max_seq_len),
+                             [q.answer for q in dev], n_options, p.eval_batch_size)
     stats = train_choice_model("multiple_choice", feats, [q.answer for q in train], n_options,
                                TrainConfig.from_params(p, p.model_name_or_path, distributed=params.distributed), model_dir,
                                {**p.model_dump(), "variant": variant, "train_qids": len(train),
-                                "train_share": params.quail.train_share, "split_seed": params.quail.seed})
-    evaluated = {"dev_heldout": heldout_dev(sets, train)}
+                                "train_share": params.quail.train_share, "split_seed": params.quail.seed},
+                               dev=dev_set, log_dir=training_log_dir(f"quail_mc_{variant}"))
+    evaluated = {"dev_heldout": heldout}
     if "challenge" in sets:
         evaluated["challenge"] = sets["challenge"]
     predictions, results = {}, {}
@@ -48,7 +58,7 @@ def run(params: Params, variant: str) -> dict:
         get_logger().info("quail_mc@%s: scoring %d %s questions", variant, len(questions), name)
         eval_feats = encode_questions(tokenizer, questions, variant, p.max_seq_len)
         logits = predict_choice_logits("multiple_choice", model_dir / "final", eval_feats, n_options,
-                                       p.batch_size * 2, p.device)
+                                       p.eval_batch_size, p.device)
         predictions[name] = dict(zip((q.qid for q in questions), argmax(logits), strict=True))
         picked = list(predictions[name].values())
         results[name] = {**accuracy_table(questions, predictions[name]),
@@ -57,9 +67,10 @@ def run(params: Params, variant: str) -> dict:
                          "predicted_option_shares": [round(picked.count(i) / len(picked), 4) for i in range(n_options)]}
         print(variant, name, results[name]["all"])
     write_json(preds_path, predictions, indent=None)
-    metrics = {"variant": variant, "train_questions": len(train), "max_seq_len": p.max_seq_len, **results,
-               **{k: stats[k] for k in ("steps", "final_loss", "device", "precision")}}
+    metrics = {"variant": variant, "train_questions": len(train), "dev_questions": len(dev),
+               "max_seq_len": p.max_seq_len, **results, **training_summary(stats)}
     write_json(metrics_path, metrics)
     write_headline("quail", f"mc_{variant}", {"acc": results["dev_heldout"]["all"],
-                                              "acc_challenge": results.get("challenge", {}).get("all")})
+                                              "acc_challenge": results.get("challenge", {}).get("all"),
+                                              **dev_figures(stats)})
     return metrics

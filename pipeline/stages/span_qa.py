@@ -7,7 +7,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.common.headline import span_figures, write_headline
+from pipeline.common.headline import dev_figures, span_figures, write_headline
+from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.runtime import get_logger, write_json
 from pipeline.params import LongformerParams, Params, SpanWindowParams
 from pipeline.span_qa.data import SpanExamples, load_examples
@@ -15,9 +16,10 @@ from pipeline.span_qa.features import WindowFeatures, build_windows
 from pipeline.span_qa.metrics import evaluate as score
 from pipeline.span_qa.plots import write_length_plot, write_per_question_plot
 from pipeline.span_qa.postprocess import predict_from_logits
-from pipeline.span_qa.train import predict_logits
+from pipeline.span_qa.train import logits_of, predict_logits
 from pipeline.span_qa.train import train as train_windows
-from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.training.curves import training_log_dir
+from pipeline.training.finetune import DevSet, TrainConfig, resolve_model_path
 
 LONGFORMER_INIT = Path("models/longformer_init")
 KINDS = ("span_window", "longformer")
@@ -59,6 +61,23 @@ def windows(tokenizer, kind: Kind, split: str, labelled: bool) -> tuple[WindowFe
     return feats, ex
 
 
+def dev_set(tokenizer, kind: Kind, split: str = "dev") -> DevSet:
+    """NLQuAD's dev split scored as the evaluate stage scores the eval split: windows, the paper's aggregation
+    over windows, EM/F1/IoU."""
+    p = kind.p
+    feats, ex = windows(tokenizer, kind, split, labelled=False)
+    dataset = json.loads(Path(f"data/splits/{split}.json").read_text(encoding="utf-8"))
+
+    def evaluate(model, tok) -> dict[str, float]:
+        starts, ends = logits_of(model, tok, feats, p.eval_batch_size, kind.global_question)
+        preds = predict_from_logits(feats.example_index, feats.offset_mapping, starts, ends, ex.contexts, p.n_best,
+                                    p.max_answer_tokens)
+        summary, _ = score(dict(zip(ex.ids, preds, strict=True)), dataset)
+        return {k: summary[k] for k in ("f1", "em", "iou")}
+
+    return DevSet(evaluate, len(ex.ids))
+
+
 def train(params: Params, name: str) -> dict:
     from transformers import AutoTokenizer
 
@@ -66,12 +85,15 @@ def train(params: Params, name: str) -> dict:
     p = kind.p
     log = get_logger()
     log.info("%s: cutting the train split into windows of %d tokens", name, p.max_seq_len)
-    feats, ex = windows(AutoTokenizer.from_pretrained(kind.init), kind, "train", labelled=True)
-    log.info("%s: %d windows from %d questions; training %d steps of batch %d", name, len(feats), len(ex.ids),
-             p.max_steps, p.batch_size)
+    tokenizer = AutoTokenizer.from_pretrained(kind.init)
+    feats, ex = windows(tokenizer, kind, "train", labelled=True)
+    dev = dev_set(tokenizer, kind)
+    log.info("%s: %d windows from %d questions; training up to %d steps of batch %d", name, len(feats),
+             len(ex.ids), p.max_steps, p.batch_size)
     cfg = TrainConfig.from_params(p, kind.init, kind.global_question, params.distributed)
     stats = train_windows(feats, cfg, kind.model_dir,
-                          {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)})
+                          {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)},
+                          dev=dev, log_dir=training_log_dir(kind.name))
     print({k: stats[k] for k in ("tokens_per_s_this_run", "resumed_from_step", "device", "precision")})
     # timings and resume points vary run to run: logged above, kept out of the metrics
     write_json(f"reports/train_{kind.short}.json",
@@ -86,7 +108,7 @@ def predict(params: Params, name: str) -> dict:
     p = kind.p
     final = kind.model_dir / "final"
     feats, ex = windows(AutoTokenizer.from_pretrained(str(final)), kind, p.eval_split, labelled=False)
-    starts, ends = predict_logits(final, feats, p.batch_size * 2, p.device, kind.global_question)
+    starts, ends = predict_logits(final, feats, p.eval_batch_size, p.device, kind.global_question)
     preds = predict_from_logits(feats.example_index, feats.offset_mapping, starts, ends, ex.contexts, p.n_best,
                                 p.max_answer_tokens)
     out = dict(zip(ex.ids, preds, strict=True))
@@ -100,8 +122,11 @@ def evaluate(params: Params, name: str) -> dict:
     dataset = json.loads(Path(f"data/splits/{p.eval_split}.json").read_text(encoding="utf-8"))
     preds = json.loads(Path(f"data/predictions/{kind.name}.json").read_text(encoding="utf-8"))
     summary, rows = score(preds, dataset)
-    write_json(f"reports/{kind.name}.json", {"eval_split": p.eval_split, **summary})
+    training = json.loads(Path(f"reports/train_{kind.short}.json").read_text(encoding="utf-8"))
+    intervals = {k: bootstrap_ci([r[k] for r in rows]) for k in ("em", "f1", "iou")}
+    write_json(f"reports/{kind.name}.json", {"eval_split": p.eval_split, **summary, "ci95": intervals,
+                                             "training": training})
     write_per_question_plot(f"plots/{kind.short}_f1_vs_iou.csv", kind.name, rows)
     write_length_plot(f"plots/{kind.short}_by_document_words.csv", {kind.name: summary})
-    write_headline("nlquad", kind.name, span_figures(summary))
+    write_headline("nlquad", kind.name, {**span_figures(summary), **dev_figures(training)})
     return summary

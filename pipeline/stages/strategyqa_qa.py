@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from pipeline.common.benchmark_sources import read_manifest
-from pipeline.common.headline import write_headline
+from pipeline.common.headline import dev_figures, write_headline
+from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.runtime import atomic_output, get_logger, write_json
 from pipeline.params import Params
 from pipeline.strategyqa.answering import (
@@ -17,13 +18,16 @@ from pipeline.strategyqa.answering import (
     gold_ids,
     labels,
     majority_label,
+    split_off_dev,
 )
 from pipeline.strategyqa.data import load_questions
 from pipeline.training.choice_model import (
     argmax,
+    choice_dev_set,
     predict_choice_logits,
     train_choice_model,
 )
+from pipeline.training.curves import training_log_dir, training_summary
 from pipeline.training.finetune import TrainConfig, resolve_model_path
 from pipeline.training.pair_encoding import encode_pairs
 
@@ -55,12 +59,12 @@ def run(params: Params, setting: str) -> dict:
     if setting == "ora_p" and ctx["ora_p"].get("skipped"):
         return _skip(setting, ctx["ora_p"]["skipped"])
     manifest = read_manifest()
-    train = load_questions(manifest["strategyqa_train"]["path"])
+    train, dev = split_off_dev(load_questions(manifest["strategyqa_train"]["path"]), p.dev_share, p.seed)
     evaluation = load_questions(manifest["strategyqa_eval"]["path"])
     paragraphs = {**ctx["paragraphs"], **ctx["gold_paragraphs"]}
     if setting == "ora_p":  # only questions whose gold paragraphs exist can be asked with them
-        train = [q for q in train if any(i in paragraphs for i in gold_ids(q))]
-        evaluation = [q for q in evaluation if any(i in paragraphs for i in gold_ids(q))]
+        train, dev, evaluation = ([q for q in qs if any(i in paragraphs for i in gold_ids(q))]
+                                  for qs in (train, dev, evaluation))
     ranked = ctx["ranked"].get(setting)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(p.model_name_or_path))
 
@@ -69,15 +73,20 @@ def run(params: Params, setting: str) -> dict:
         return encode_pairs(tokenizer, first, second, p.max_seq_len), second
 
     train_feats, _ = features(train, "train")
+    dev_feats, _ = features(dev, "train")  # carved out of the training questions: their contexts are there
     y_train = labels(train)
     model_dir = Path(f"models/strategyqa_{setting}")
+    get_logger().info("strategyqa_qa@%s: %d training questions, %d dev questions for checkpoint selection",
+                      setting, len(train), len(dev))
     stats = train_choice_model("classification", train_feats, y_train, 2,
                                TrainConfig.from_params(p, p.model_name_or_path, distributed=params.distributed), model_dir,
                                {**p.model_dump(), "setting": setting, "train_questions": len(train),
                                 "train_sha256": manifest["strategyqa_train"]["sha256"]},
-                               label_names=("no", "yes"))  # label 1 = answer True
+                               label_names=("no", "yes"),  # label 1 = answer True
+                               dev=choice_dev_set("classification", dev_feats, labels(dev), 2, p.eval_batch_size),
+                               log_dir=training_log_dir(f"strategyqa_{setting}"))
     eval_feats, eval_context = features(evaluation, "eval")
-    logits = predict_choice_logits("classification", model_dir / "final", eval_feats, 2, p.batch_size * 2, p.device)
+    logits = predict_choice_logits("classification", model_dir / "final", eval_feats, 2, p.eval_batch_size, p.device)
     pred = argmax(logits)
     gold = labels(evaluation)
     majority = majority_label(y_train)
@@ -86,16 +95,19 @@ def run(params: Params, setting: str) -> dict:
                 for q, a, row in zip(evaluation, pred, logits, strict=True)}, indent=None)
     metrics = {
         "setting": setting,
-        "train_questions": len(train), "eval_questions": len(evaluation),
+        "train_questions": len(train), "dev_questions": len(dev), "eval_questions": len(evaluation),
         "accuracy": accuracy(pred, gold),
+        "accuracy_ci95": bootstrap_ci([float(a == g) for a, g in zip(pred, gold, strict=True)]),
         "majority_baseline": accuracy([majority] * len(gold), gold),
+        "majority_ci95": bootstrap_ci([float(majority == g) for g in gold]),
         "majority_answer": "yes" if majority else "no",
         "predicted_yes_share": round(sum(pred) / len(pred), 4) if pred else None,
         "eval_truncated_share": round(eval_feats.truncated / len(eval_feats), 4) if len(eval_feats) else None,
         "eval_empty_context": sum(not c for c in eval_context) if eval_context is not None else None,
         "max_seq_len": p.max_seq_len,
-        **{k: stats[k] for k in ("steps", "final_loss", "device", "precision", "train_examples")},
+        **training_summary(stats), "train_examples": stats["train_examples"],
     }
     write_json(f"reports/strategyqa_qa_{setting}.json", metrics)
-    write_headline("strategyqa", f"qa_{setting}", {"acc": metrics["accuracy"], "majority": metrics["majority_baseline"]})
+    write_headline("strategyqa", f"qa_{setting}", {"acc": metrics["accuracy"], "majority": metrics["majority_baseline"],
+                                                   **dev_figures(stats)})
     return metrics

@@ -11,6 +11,7 @@ Paragraphs enter in rank order as ``title: text`` and the tokenizer cuts the tai
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -67,6 +68,16 @@ def labels(questions: list[StrategyQuestion]) -> list[int]:
     if missing:
         raise ValueError(f"{len(missing)} question(s) have no yes/no answer, e.g. {missing[:3]}")
     return [int(bool(q.answer)) for q in questions]
+
+
+def split_off_dev(questions: list[StrategyQuestion], dev_share: float,
+                  seed: int) -> tuple[list[StrategyQuestion], list[StrategyQuestion]]:
+    """(train, dev): a seeded share of the training questions held out to choose the checkpoint. By question id,
+    so the same questions are dev in every setting; the eval questions are never among them."""
+    ids = sorted(q.qid for q in questions)
+    random.Random(seed).shuffle(ids)
+    dev_ids = set(ids[:max(1, round(dev_share * len(ids)))])
+    return [q for q in questions if q.qid not in dev_ids], [q for q in questions if q.qid in dev_ids]
 
 
 def majority_label(train_labels: list[int]) -> int:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import torch
 
-from pipeline.training.finetune import TrainConfig, fine_tune, predict_batches
+from pipeline.training.finetune import DevSet, TrainConfig, fine_tune, model_outputs, predict_batches
 from pipeline.training.launch import distributable
 from pipeline.training.pair_encoding import PairFeatures, collate_pairs
 
@@ -28,7 +28,8 @@ def _auto_class(head: Head):
 @distributable
 def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choices: int, cfg: TrainConfig,
                        out_dir: Path, fingerprint: dict[str, Any],
-                       label_names: tuple[str, ...] | None = None) -> dict[str, Any]:
+                       label_names: tuple[str, ...] | None = None, dev: DevSet | None = None,
+                       log_dir: Path | None = None) -> dict[str, Any]:
     """``choices``: options per example for multiple choice; the number of classes for classification.
     ``label_names`` go into the saved config (``id2label``), so ``transformers.pipeline("text-classification")``
     answers with them ("yes"/"no") instead of LABEL_0/LABEL_1."""
@@ -45,21 +46,42 @@ def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choic
         if len(label_names) != choices:
             raise ValueError(f"{len(label_names)} label names for {choices} classes")
         kwargs |= {"id2label": dict(enumerate(label_names)), "label2id": {n: i for i, n in enumerate(label_names)}}
-    stats = fine_tune(_auto_class(head), n, make_batch, cfg, out_dir, fingerprint, model_kwargs=kwargs)
+    stats = fine_tune(_auto_class(head), n, make_batch, cfg, out_dir, fingerprint, model_kwargs=kwargs, dev=dev,
+                      log_dir=log_dir)
     return {**stats, "train_examples": n}
+
+
+def _unlabelled(feats: PairFeatures, per_row: int):
+    def make_batch(idx: list[int], tokenizer, types: bool) -> dict[str, torch.Tensor]:
+        return collate_pairs(feats, idx, tokenizer.pad_token_id, types, None, per_row)
+
+    return make_batch
 
 
 def predict_choice_logits(head: Head, model_dir: Path, feats: PairFeatures, choices: int, batch_size: int,
                           device: str = "auto") -> list[list[float]]:
     per_row = choices if head == "multiple_choice" else 1
-
-    def make_batch(idx: list[int], tokenizer, types: bool) -> dict[str, torch.Tensor]:
-        return collate_pairs(feats, idx, tokenizer.pad_token_id, types, None, per_row)
-
     out: list[list[float]] = []
-    for _, result in predict_batches(_auto_class(head), model_dir, len(feats) // per_row, make_batch, batch_size, device):
+    for _, result in predict_batches(_auto_class(head), model_dir, len(feats) // per_row,
+                                     _unlabelled(feats, per_row), batch_size, device):
         out += result.logits.float().cpu().tolist()
     return out
+
+
+def choice_dev_set(head: Head, feats: PairFeatures, labels: list[int], choices: int, batch_size: int) -> DevSet:
+    """Dev accuracy (%) of the weights in training, by the same argmax the stage predicts with."""
+    per_row = choices if head == "multiple_choice" else 1
+    if len(feats) // per_row != len(labels):
+        raise ValueError(f"{len(feats) // per_row} encoded dev examples but {len(labels)} labels")
+
+    def evaluate(model, tokenizer) -> dict[str, float]:
+        logits: list[list[float]] = []
+        for _, result in model_outputs(model, tokenizer, len(labels), _unlabelled(feats, per_row), batch_size):
+            logits += result.logits.float().cpu().tolist()
+        right = sum(p == y for p, y in zip(argmax(logits), labels, strict=True))
+        return {"accuracy": 100.0 * right / len(labels)}
+
+    return DevSet(evaluate, len(labels))
 
 
 def argmax(logits: list[list[float]]) -> list[int]:

