@@ -70,6 +70,25 @@ def test_every_chart_has_data_labelled_axes_and_the_right_types(plots_html):
             assert enc["color"]["field"] == "template"
 
 
+def test_every_trained_model_has_a_learning_curve(plots_html):
+    """One line per model in each track's loss and dev charts (DVCLive logs), steps on a numeric axis."""
+    specs = _specs(plots_html.read_text(encoding="utf-8"))
+    expected = {"NLQuAD": 2, "StrategyQA": 4, "QuAIL": 4}
+    seen = {}
+    for spec in specs:
+        title = spec["title"] if isinstance(spec["title"], str) else spec["title"].get("text")
+        if "training loss" not in title and "during training" not in title:
+            continue
+        enc = spec["encoding"]
+        assert enc["x"]["field"] == "step" and enc["x"]["type"] == "quantitative", title
+        assert enc["color"]["field"] == "model", title
+        models = {v["filename"].strip("/").split("/")[0] for v in spec["data"]["values"]}
+        track = next(t for t in expected if title.startswith(t))
+        assert len(models) == expected[track], (title, models)
+        seen[title] = models
+    assert len(seen) == 6, sorted(seen)
+
+
 def test_headless_chromium_draws_the_charts(plots_html, tmp_path):
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
