@@ -6,6 +6,7 @@ Longformer the question and its special tokens get global attention.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +65,13 @@ def window_logits(outputs, feats: WindowFeatures) -> tuple[list[list[float]], li
 
 
 def _unlabelled_batches(feats: WindowFeatures, global_question: bool):
-    def make_batch(idx: list[int], tokenizer, types: bool) -> dict[str, torch.Tensor]:
-        return collate(feats, idx, tokenizer.pad_token_id, with_labels=False, token_types=types,
-                       global_question=global_question)
+    return functools.partial(_unlabelled_batch, feats, global_question)
 
-    return make_batch
+
+def _unlabelled_batch(feats: WindowFeatures, global_question: bool, idx: list[int], tokenizer,
+                      types: bool) -> dict[str, torch.Tensor]:
+    return collate(feats, idx, tokenizer.pad_token_id, with_labels=False, token_types=types,
+                   global_question=global_question)
 
 
 def predict_logits(model_dir: Path, feats: WindowFeatures, batch_size: int, device_name: str = "auto",

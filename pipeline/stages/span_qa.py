@@ -61,21 +61,34 @@ def windows(tokenizer, kind: Kind, split: str, labelled: bool) -> tuple[WindowFe
     return feats, ex
 
 
-def dev_set(tokenizer, kind: Kind, split: str = "dev") -> DevSet:
+@dataclass(frozen=True)
+class SpanDevEvaluation:
     """NLQuAD's dev split scored as the evaluate stage scores the eval split: windows, the paper's aggregation
-    over windows, EM/F1/IoU."""
+    over windows, EM/F1/IoU. A plain object, not a closure: under ``torchrun`` the training call is sent to
+    every process whole."""
+
+    feats: WindowFeatures
+    examples: SpanExamples
+    dataset: dict
+    batch_size: int
+    global_question: bool
+    n_best: int
+    max_answer_tokens: int
+
+    def __call__(self, model, tokenizer) -> dict[str, float]:
+        starts, ends = logits_of(model, tokenizer, self.feats, self.batch_size, self.global_question)
+        preds = predict_from_logits(self.feats.example_index, self.feats.offset_mapping, starts, ends,
+                                    self.examples.contexts, self.n_best, self.max_answer_tokens)
+        summary, _ = score(dict(zip(self.examples.ids, preds, strict=True)), self.dataset)
+        return {k: summary[k] for k in ("f1", "em", "iou")}
+
+
+def dev_set(tokenizer, kind: Kind, split: str = "dev") -> DevSet:
     p = kind.p
     feats, ex = windows(tokenizer, kind, split, labelled=False)
     dataset = json.loads(Path(f"data/splits/{split}.json").read_text(encoding="utf-8"))
-
-    def evaluate(model, tok) -> dict[str, float]:
-        starts, ends = logits_of(model, tok, feats, p.eval_batch_size, kind.global_question)
-        preds = predict_from_logits(feats.example_index, feats.offset_mapping, starts, ends, ex.contexts, p.n_best,
-                                    p.max_answer_tokens)
-        summary, _ = score(dict(zip(ex.ids, preds, strict=True)), dataset)
-        return {k: summary[k] for k in ("f1", "em", "iou")}
-
-    return DevSet(evaluate, len(ex.ids))
+    return DevSet(SpanDevEvaluation(feats, ex, dataset, p.eval_batch_size, kind.global_question, p.n_best,
+                                    p.max_answer_tokens), len(ex.ids))
 
 
 def train(params: Params, name: str) -> dict:

@@ -4,6 +4,7 @@ argmax are one piece of code over the shared loop in ``pipeline.training.finetun
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -68,20 +69,30 @@ def predict_choice_logits(head: Head, model_dir: Path, feats: PairFeatures, choi
     return out
 
 
+@dataclass(frozen=True)
+class ChoiceDevEvaluation:
+    """Dev accuracy (%) of the weights in training, by the same argmax the stage predicts with. A plain object,
+    not a closure: under ``torchrun`` the training call is sent to every process whole."""
+
+    feats: PairFeatures
+    labels: list[int]
+    per_row: int
+    batch_size: int
+
+    def __call__(self, model, tokenizer) -> dict[str, float]:
+        logits: list[list[float]] = []
+        for _, result in model_outputs(model, tokenizer, len(self.labels), _unlabelled(self.feats, self.per_row),
+                                       self.batch_size):
+            logits += result.logits.float().cpu().tolist()
+        right = sum(p == y for p, y in zip(argmax(logits), self.labels, strict=True))
+        return {"accuracy": 100.0 * right / len(self.labels)}
+
+
 def choice_dev_set(head: Head, feats: PairFeatures, labels: list[int], choices: int, batch_size: int) -> DevSet:
-    """Dev accuracy (%) of the weights in training, by the same argmax the stage predicts with."""
     per_row = choices if head == "multiple_choice" else 1
     if len(feats) // per_row != len(labels):
         raise ValueError(f"{len(feats) // per_row} encoded dev examples but {len(labels)} labels")
-
-    def evaluate(model, tokenizer) -> dict[str, float]:
-        logits: list[list[float]] = []
-        for _, result in model_outputs(model, tokenizer, len(labels), _unlabelled(feats, per_row), batch_size):
-            logits += result.logits.float().cpu().tolist()
-        right = sum(p == y for p, y in zip(argmax(logits), labels, strict=True))
-        return {"accuracy": 100.0 * right / len(labels)}
-
-    return DevSet(evaluate, len(labels))
+    return DevSet(ChoiceDevEvaluation(feats, labels, per_row, batch_size), len(labels))
 
 
 def argmax(logits: list[list[float]]) -> list[int]:
