@@ -134,7 +134,8 @@ def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
     (root / "points").mkdir()
     (root / "points" / "shared").symlink_to(root / "shared")
     prefect_bin = str(Path(sys.executable).with_name("prefect"))
-    sh([prefect_bin, "work-pool", "create", "qa-pipeline", "--type", "process"], repo, env)
+    sh([prefect_bin, "work-pool", "create", "qa-pipeline", "--type", "process", "--base-job-template",
+        str(repo / "infra/prefect/process-job-template.json"), "--overwrite"], repo, env)
     deployed = sh([prefect_bin, "--no-prompt", "deploy", "--all"], repo, env)
     assert "point" in deployed.stdout and "nightly" in deployed.stdout
     workers, logs = [], []
@@ -189,7 +190,69 @@ def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
     assert any("quail.pmi_window" in k for v in pmi.values() for k in v), pmi
 
 
-@pytest.mark.parametrize("kind,template", [("docker", "docker-job-template.json"),
+def test_hostile_experiment_points_sent_to_the_server_run_nothing(team, prefect, repo):
+    """An attacker with the server's API (no auth on a local server) creates experiment-point runs directly:
+    a ``FILE:key`` override that would make DVC write a Python file, a name that climbs out of the work folder,
+    and a value that Hydra would fill in from the worker's secrets. Each run fails before anything runs: no
+    file written, no folder deleted, nothing pushed to the group's git remote."""
+    root, store = team["root"], team["store"]
+    work = root / "hostile-points"
+    work.mkdir()
+    victim = root / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("keep")
+    env = _env(team["env"], **_aws(store), QA_PIPELINE_CHECKOUT=str(repo), QA_PIPELINE_SWEEP_REPO=str(team["origin"]),
+               QA_PIPELINE_SWEEP_WORKDIR=str(work), PYTHONPATH=str(repo))
+    prefect_bin = str(Path(sys.executable).with_name("prefect"))
+    sh([prefect_bin, "work-pool", "create", "qa-pipeline", "--type", "process", "--base-job-template",
+        str(repo / "infra/prefect/process-job-template.json"), "--overwrite"], repo, env)
+    sh([prefect_bin, "--no-prompt", "deploy", "--all"], repo, env)
+    deployment = _api(prefect, "GET", "/deployments/name/experiment-point/point")
+    # run-level job variables that would choose a repository, a folder, a command: refused by the server
+    for job_variables in ({"env": {"QA_PIPELINE_SWEEP_REPO": str(root / "evil.git")}}, {"command": "touch /tmp/pwned"},
+                          {"working_dir": str(victim)}, {"env.QA_PIPELINE_REBUILD_DIR": str(victim)}):
+        r = httpx.post(prefect["PREFECT_API_URL"] + f"/deployments/{deployment['id']}/create_flow_run",
+                       json={"parameters": {"point": {"quail.pmi_window": 5}, "name": "jv"},
+                             "job_variables": job_variables}, timeout=30)
+        assert r.status_code == 422, (job_variables, r.status_code, r.text[:300])
+        assert "Additional properties are not allowed" in r.text or "additional" in r.text.lower(), r.text[:300]
+    attacks = {
+        "file-key": ({"flows/_server.py:DEFAULT_PORT": "__import__('os').system('touch /tmp/pwned')"}, "a1"),
+        "climb": ({"quail.pmi_window": 5}, "../victim"),
+        "secret": ({"quail.word_vectors": "${oc.env:AWS_SECRET_ACCESS_KEY}"}, "a3"),
+        "outside": ({"../../x.yaml:a": 1}, "a4"),
+    }
+    log = (root / "hostile-worker.log").open("wb")
+    worker = subprocess.Popen([prefect_bin, "worker", "start", "--pool", "qa-pipeline", "--work-queue", "points",
+                               "--limit", "2", "--name", "hostile"], cwd=root, env=env, stdout=log,
+                              stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        ids = {}
+        for label, (point, name) in attacks.items():
+            run = _api(prefect, "POST", f"/deployments/{deployment['id']}/create_flow_run",
+                       {"parameters": {"point": point, "name": name}, "name": f"hostile-{label}"})
+            ids[label] = run["id"]
+        deadline = time.monotonic() + 600
+        states: dict = {}
+        while time.monotonic() < deadline:
+            states = {label: _api(prefect, "GET", f"/flow_runs/{i}")["state_type"] for label, i in ids.items()}
+            if all(s in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED") for s in states.values()):
+                break
+            time.sleep(3)
+    finally:
+        stop_process_group(worker, timeout=20)
+        log.close()
+    worker_log = (root / "hostile-worker.log").read_text(errors="replace")
+    assert states == dict.fromkeys(attacks, "FAILED"), (states, worker_log[-4000:])
+    assert "interpolation" in worker_log and "section.key" in worker_log and "letters, digits" in worker_log
+    assert (victim / "keep.txt").read_text() == "keep"
+    assert not Path("/tmp/pwned").exists() and not list(work.iterdir())  # no clone was even made
+    refs = sh(["git", "ls-remote", str(team["origin"]), "refs/exps/*"], root, env).stdout
+    assert not any(name in refs for _, name in attacks.values()), refs
+
+
+@pytest.mark.parametrize("kind,template", [("process", "process-job-template.json"),
+                                           ("docker", "docker-job-template.json"),
                                            ("kubernetes", "kubernetes-job-template.json")])
 def test_docker_and_kubernetes_job_templates_are_accepted_by_the_server(prefect, repo, kind, template):
     """The server validates a pool's base job template (variables schema, placeholders) when it is created."""
@@ -201,8 +264,13 @@ def test_docker_and_kubernetes_job_templates_are_accepted_by_the_server(prefect,
     pool = _api(prefect, "GET", f"/work_pools/qa-{kind}")
     assert pool["type"] == kind
     assert pool["base_job_template"] == json.loads(path.read_text())
-    variables = pool["base_job_template"]["variables"]["properties"]
-    assert variables["env"]["default"]["QA_PIPELINE_CHECKOUT"] == "/opt/qa-pipeline"
+    variables = pool["base_job_template"]["variables"]
+    # nothing a run could use to choose code, a repository, a folder, a command or the environment
+    assert variables["additionalProperties"] is False
+    assert not {"env", "command", "image", "volumes", "namespace", "working_dir", "service_account_name",
+                "cluster_config", "container_create_kwargs", "privileged"} & set(variables["properties"])
+    if kind != "process":  # a process worker's runs take the worker's own environment
+        assert pool["base_job_template"]["job_configuration"]["env"]["QA_PIPELINE_CHECKOUT"] == "/opt/qa-pipeline"
 
 
 def test_prefect_yaml_schedule_is_the_params_schedule(repo):
@@ -230,3 +298,43 @@ def test_a_grid_is_checked_against_the_params_schema_before_any_point_runs():
         check_targets(["../other/dvc.yaml:stage"])
     name = point_name("t", {"quail.pmi_window": 5})
     assert name.startswith("t-pmi_window-5-") and name == point_name("t", {"quail.pmi_window": 5})
+
+
+@pytest.mark.parametrize("point, error", [
+    ({"flows/_server.py:DEFAULT_PORT": "x"}, "section.key"),
+    ({"../../x.yaml:a": 1}, "section.key"),
+    ({"params.yaml:quail.seed": 1}, "section.key"),
+    ({"quail.word_vectors": "${oc.env:AWS_SECRET_ACCESS_KEY}"}, "interpolation"),
+    ({"discover.url_prefixes": ["www.bbc.co.uk/news/", "${oc.env:HOME}"]}, "interpolation"),
+    ({"quail.pmi_window": {"a": 1}}, "mapping"),
+    ({"quail.pmi_window": "5; rm -rf /"}, "valid integer"),
+    ({}, "non-empty mapping"),
+    ("quail.seed=1", "non-empty mapping"),
+])
+def test_a_hostile_point_is_refused_before_anything_runs(point, error, tmp_path, monkeypatch):
+    from pipeline.experiments.sweep import SweepError, check_point, run_point
+
+    with pytest.raises(SweepError, match=error):
+        check_point(point)
+    monkeypatch.setenv("QA_PIPELINE_SWEEP_REPO", str(tmp_path / "nowhere.git"))
+    with pytest.raises(SweepError, match=error):  # run_point checks before it clones or deletes anything
+        run_point(point, "ok-name", [], None, print, workdir=tmp_path)
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", ["../victim", "..", "a/b", "/tmp/x", ".hidden", "x..y", "", "a" * 101, "x.lock",
+                                  "name with space", "ref~1", None])
+def test_unsafe_experiment_and_sweep_names_are_refused_before_any_file_operation(name, tmp_path, monkeypatch):
+    from pipeline.experiments.sweep import SweepError, point_name, run_point
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep").write_text("x")
+    monkeypatch.setenv("QA_PIPELINE_SWEEP_REPO", str(tmp_path / "nowhere.git"))
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(SweepError, match="letters, digits"):
+        run_point({"quail.pmi_window": 5}, name, [], None, print, workdir=work)
+    with pytest.raises(SweepError, match="letters, digits"):
+        point_name(name, {"quail.pmi_window": 5})
+    assert (victim / "keep").exists() and not list(work.iterdir())

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from pipeline.experiments.sweep import SweepError, grid_points
+from pipeline.experiments.sweep import SweepError, check_name, check_point
 from pipeline.params import PROJECT_PARAMS_FILE
 
 
@@ -31,8 +31,7 @@ def load_profile(path: str | Path, params_file: Path = PROJECT_PARAMS_FILE) -> d
         if isinstance(value, (dict, list)) or (isinstance(value, str) and ("${" in value or "\n" in value)):
             raise SweepError(f"{path}: {key}: a profile value is a plain number, string, boolean or null, "
                              f"got {value!r}")
-    grid_points({k: [v] for k, v in data.items()}, params_file)  # keys exist, values pass the schema
-    return data
+    return check_point(data, params_file)  # keys exist, values plain and valid by the params schema
 
 
 def _hydra_value(value: Any) -> str:
@@ -61,7 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     except SweepError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    cmd = exp_run_command(profile, args.name or Path(args.profile).stem)
+    try:
+        name = check_name(args.name or Path(args.profile).stem)
+    except SweepError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    cmd = exp_run_command(profile, name)
     if args.dry:
         print(" ".join(cmd))
         return 0

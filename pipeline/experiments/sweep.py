@@ -43,14 +43,56 @@ class SweepError(RuntimeError):
     """A sweep or a point cannot run; the message says which value or command and why."""
 
 
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+_INTERPOLATION = ("${", "$(")  # OmegaConf/Hydra resolvers (${oc.env:...} reads the worker's environment)
+
+
+def check_name(name: Any, what: str = "experiment name") -> str:
+    """A name that is one safe path component and a valid git ref part; refused before any file operation."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name or name.endswith((".", ".lock")):
+        raise SweepError(f"{what} {name!r}: letters, digits, '_', '-' and '.' only (up to 100, no '..'), "
+                         "starting with a letter or digit")
+    return name
+
+
+def _check_value(key: str, value: Any) -> None:
+    """Plain values only: a string with resolver syntax would be filled in by Hydra on the worker (its
+    secrets included) and written into the experiment's params.yaml."""
+    if isinstance(value, str):
+        if any(m in value for m in _INTERPOLATION) or "\n" in value:
+            raise SweepError(f"{key}: interpolation or multi-line values are not allowed, got {value!r}")
+    elif isinstance(value, list):
+        for v in value:
+            if isinstance(v, (list, dict)):
+                raise SweepError(f"{key}: lists of plain values only, got {value!r}")
+            _check_value(key, v)
+    elif isinstance(value, dict):
+        raise SweepError(f"{key}: a mapping is not a params value here, got {value!r}")
+    elif value is not None and not isinstance(value, (bool, int, float)):
+        raise SweepError(f"{key}: unsupported value type {type(value).__name__}")
+
+
+def check_point(point: Any, params_file: Path = PROJECT_PARAMS_FILE) -> dict[str, Any]:
+    """One experiment point, whoever sent it: every key a section.key of params.yaml (no ``FILE:`` prefix, no
+    path), every value plain and valid for its key by the params schema. Called on every path into
+    ``dvc exp run``, before anything runs."""
+    if not isinstance(point, dict) or not point:
+        raise SweepError("point: a non-empty mapping of params keys (section.key) to values")
+    grid_points({k: [v] for k, v in point.items()}, params_file)
+    return point
+
+
 def grid_points(grid: dict[str, list[Any]], params_file: Path = PROJECT_PARAMS_FILE) -> list[dict[str, Any]]:
     """Every combination of the grid, in a fixed order, each checked against the params schema before any
     worker starts: a misspelt key or a value out of range fails the sweep, not N workers later."""
-    if not grid or any(not isinstance(v, list) or not v for v in grid.values()):
+    if not isinstance(grid, dict) or not grid or any(not isinstance(v, list) or not v for v in grid.values()):
         raise SweepError("grid: a mapping of params keys (section.key) to non-empty lists of values")
-    bad = [k for k in grid if not _KEY.fullmatch(k)]
+    bad = [k for k in grid if not isinstance(k, str) or not _KEY.fullmatch(k)]
     if bad:
         raise SweepError(f"grid keys must be section.key of params.yaml, got {bad}")
+    for key, values in grid.items():
+        for value in values:
+            _check_value(key, value)
     raw = yaml.safe_load(Path(params_file).read_text(encoding="utf-8"))
     keys = sorted(grid)
     points = [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
@@ -73,6 +115,7 @@ def grid_points(grid: dict[str, list[Any]], params_file: Path = PROJECT_PARAMS_F
 
 def point_name(sweep: str, point: dict[str, Any]) -> str:
     """A git-ref-safe experiment name that says what the point is: ``<sweep>-pmi_window-5-<hash>``."""
+    check_name(sweep, "sweep name")
     readable = "-".join(f"{k.split('.')[-1]}-{v}" for k, v in sorted(point.items()))
     readable = re.sub(r"[^A-Za-z0-9_-]+", "_", readable)[:60]
     digest = hashlib.sha256(json.dumps(point, sort_keys=True).encode()).hexdigest()[:6]
@@ -100,7 +143,10 @@ def run(cmd: list[str], cwd: Path, log: Callable[[str], None], what: str) -> str
 
 def run_point(point: dict[str, Any], name: str, targets: list[str], dvc_remote: str | None,
               log: Callable[[str], None], workdir: Path | None = None) -> dict[str, Any]:
-    """Clone, pull, ``dvc exp run``, push. Returns the point, its headline metrics and where it ran."""
+    """Clone, pull, ``dvc exp run``, push. Returns the point, its headline metrics and where it ran. The point
+    and name come from a run's parameters: both are checked before any file is touched."""
+    check_point(point)
+    check_name(name)
     repo = os.environ.get(REPO_ENV)
     if not repo:
         raise SweepError(f"${REPO_ENV} is not set on this worker: the git repository to clone")
@@ -109,6 +155,8 @@ def run_point(point: dict[str, Any], name: str, targets: list[str], dvc_remote: 
     workdir = workdir or (Path(os.environ[WORKDIR_ENV]) if os.environ.get(WORKDIR_ENV) else None)
     base = Path(workdir or tempfile.mkdtemp(prefix="qa-sweep-"))
     clone = base / name
+    if clone.resolve().parent != base.resolve():
+        raise SweepError(f"experiment name {name!r} leaves the work folder {base}")
     shutil.rmtree(clone, ignore_errors=True)
     try:
         rev = os.environ.get(REV_ENV)
