@@ -41,7 +41,7 @@ def test_the_gpu_profile_sets_real_budgets_and_dvc_applies_it_as_written(repo, t
     ("quail_mc.max_stepz: 10\n", "not in params.yaml"),
     ("params.yaml:quail_mc.max_steps: 10\n", "section.key"),
     ("../x.yaml:a: 1\n", "section.key"),
-    ("quail_mc.model_name_or_path: ${oc.env:AWS_SECRET_ACCESS_KEY}\n", "plain number, string"),
+    ("quail_mc.model_name_or_path: ${oc.env:AWS_SECRET_ACCESS_KEY}\n", "interpolation"),
     ("quail_mc.max_steps: [1, 2]\n", "plain number, string"),
     ("- a\n", "mapping"),
 ])
