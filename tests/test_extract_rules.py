@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.nlquad.discover import classify
+from pipeline.nlquad.build import article_record
+from pipeline.nlquad.discover import article_key, classify
 from pipeline.nlquad.extract import extract_page, is_bbc_host, path_rejection
 from pipeline.params import project_section
 
@@ -47,6 +48,10 @@ def test_bbc_host_on_a_dot_boundary():
     ("https://www.bbc.co.uk/news/uk-politics-49000001", None),
     ("https://www.bbc.co.uk/news/av/uk-49000001", "excluded"),
     ("https://www.bbc.co.uk/news/world/europe", "not_article_url"),
+    ("http://news.bbc.co.uk/1/hi/programmes/from_our_own_correspondent/8029015.stm", None),
+    ("http://news.bbc.co.uk/2/hi/business/3630986.stm", None),
+    ("http://news.bbc.co.uk/1/hi/video_and_audio/news_channel_live/7459669.stm", "excluded"),
+    ("http://news.bbc.co.uk/sport1/hi/football/8452997.stm", "not_article_url"),
 ])
 def test_discover_accepts_every_article_url_form(path, expected):
     assert classify(path, project_section("discover")) == expected
@@ -124,3 +129,126 @@ def test_page_without_article_body_is_rejected_by_content():
     html = ('<html><head><link rel="canonical" href="https://www.bbc.co.uk/news/uk-49000002"></head><body>'
             '<div class="gs-c-promo"><p>Promo one</p></div></body></html>')
     assert extract_page(html, "https://www.bbc.co.uk/news/uk-49000002").rejected == "no_article_body"
+
+
+# ------------------------------------------------------------------ endings that are not the article
+# Each layout's own markup for the reader call-out, a Facebook Q&A invitation, a bio, a broadcast note.
+_CALL_OUT_LEAD = ('Are you in the area? If it is safe to do so, share with us by emailing '
+                  '<a href="mailto:haveyoursay@bbc.co.uk">haveyoursay@bbc.co.uk</a>.')
+_CALL_OUT_CONTACT = ("Please include a contact number if you are willing to speak to a BBC journalist. "
+                     "You can also get in touch in the following ways:")
+_CALL_OUT_ITEMS = ['WhatsApp: <b>+44 7555 173285</b>',
+                   'Tweet: <a href="https://twitter.com/BBC_HaveYourSay">@BBC_HaveYourSay</a>',
+                   'Send pictures/video to <a href="mailto:yourpics@bbc.co.uk">yourpics@bbc.co.uk</a>',
+                   '<a href="https://www.bbc.co.uk/send/u1">Upload your pictures or video</a>',
+                   'Text an SMS or MMS to 61124 or +44 7624 800 100',
+                   'Please read our <a href="/terms">terms &amp; conditions</a> and <a href="/privacy">privacy '
+                   'policy</a>']
+
+
+def _body_text(ex) -> str:
+    return "\n".join(ex.intro + [p for s in ex.sections for p in s.paragraphs])
+
+
+def test_call_out_box_is_not_the_last_answer_in_the_story_body_layout():
+    """2017: the call-out's two paragraphs (plain or bold) and its story-body__unordered-list."""
+    for wrap in ("{}", "<b>{}</b>"):
+        items = "".join(f'<li class="story-body__list-item">{i}</li>' for i in _CALL_OUT_ITEMS)
+        inner = ('<div class="story-body__inner"><p class="story-body__introduction">' + PARAS[0] + "</p>"
+                 '<h2 class="story-body__crosshead">What happens now?</h2><p>' + PARAS[1] + "</p><p>" + PARAS[2]
+                 + "</p><p>" + wrap.format(_CALL_OUT_LEAD) + "</p><p>" + wrap.format(_CALL_OUT_CONTACT) + "</p>"
+                 '<ul class="story-body__unordered-list">' + items + "</ul></div>")
+        ex = extract_page(_story_body(inner), "https://www.bbc.co.uk/news/newsbeat-49000001")
+        assert [(s.heading, s.paragraphs, s.bullet) for s in ex.sections] == [
+            ("What happens now?", PARAS[1:3], False)], wrap
+
+
+def test_call_out_box_is_not_the_last_answer_in_the_data_component_layout():
+    """2020: text-blocks and an unordered-list-block, after the last section's prose."""
+    items = "".join(f"<li>{i}</li>" for i in _CALL_OUT_ITEMS)
+    blocks = (_text(PARAS[0]) + '<div data-component="crosshead-block"><h2>Why now?</h2></div>' + _text(PARAS[1])
+              + _text(PARAS[2]) + _text(f"<b>{_CALL_OUT_LEAD}</b>") + _text(f"<b>{_CALL_OUT_CONTACT}</b>")
+              + f'<div data-component="unordered-list-block"><ul>{items}</ul></div>')
+    ex = extract_page(_data_component(blocks), "https://www.bbc.com/news/articles/c4n1l6wx98go")
+    assert [(s.heading, s.paragraphs, s.bullet) for s in ex.sections] == [("Why now?", PARAS[1:3], False)]
+
+
+def test_facebook_q_and_a_invitation_is_not_the_last_answer():
+    """2015 story-body: an invitation to a Facebook Q&A closes the story."""
+    inner = ('<div class="story-body__inner"><p>' + PARAS[0] + '</p><h2 class="story-body__crosshead">'
+             "Is it legal?</h2><p>" + PARAS[1] + "</p><p>Join our <a href='https://facebook.com/bbcnews'>"
+             "Facebook Q&amp;A</a> with BBC correspondent Jane Doe on Thursday at 15:00 GMT.</p></div>")
+    ex = extract_page(_story_body(inner), "https://www.bbc.co.uk/news/newsbeat-49000001")
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("Is it legal?", [PARAS[1]])]
+
+
+def _cream(body: str) -> str:
+    return ('<html><head><link rel="canonical" href="http://www.bbc.co.uk/news/magazine-20000001">'
+            '<meta name="OriginalPublicationDate" content="2012/03/01 10:00:00"/></head><body>'
+            '<div class="story-body"><h1 class="story-header">A column</h1>' + body + "</div></body></html>")
+
+
+def test_bio_and_broadcast_note_are_not_the_last_answer_in_the_2010_2013_layout():
+    body = ('<p class="introduction">' + PARAS[0] + '</p><p><span class="cross-head">Who pays?</span></p><p>'
+            + PARAS[1] + "</p><p>" + PARAS[2] + "</p><p>Jane Doe is the author of The Long Road, published by "
+            "Penguin.</p><p>BBC Radio 4's Analysis is broadcast on Monday 9 March at 20:30 GMT. Or "
+            '<a href="http://www.bbc.co.uk/iplayer/x">listen again on BBC iPlayer</a>.</p>')
+    ex = extract_page(_cream(body), "http://www.bbc.co.uk/news/magazine-20000001")
+    assert ex.template == "cream" and ex.date == "2012-03-01T10:00:00Z"
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("Who pays?", PARAS[1:3])]
+
+
+def test_endings_rule_reads_only_the_tail():
+    """A broadcast or a book named mid-story is article text, a lone question may end a story, and a long
+    closing paragraph that mentions getting in touch is prose."""
+    mid = "The programme was broadcast on BBC Radio 4 on Monday, and listeners could listen again on BBC iPlayer."
+    closing = ("Police asked anyone who saw the car to get in touch, " + "and said the road would stay closed " * 12
+               + "until the investigation ends.")
+    body = ('<p class="introduction">' + PARAS[0] + "</p><p>" + mid + "</p><p>" + PARAS[1]
+            + "</p><p>Will the plan work?</p>")
+    ex = extract_page(_cream(body), "http://www.bbc.co.uk/news/magazine-20000001")
+    assert ex.intro == [PARAS[0], mid, PARAS[1], "Will the plan work?"]
+    ex = extract_page(_cream('<p class="introduction">' + PARAS[0] + "</p><p>" + closing + "</p>"),
+                      "http://www.bbc.co.uk/news/magazine-20000001")
+    assert ex.intro == [PARAS[0], closing]
+
+
+def _stm_page(body: str) -> bytes:
+    page = ('<html><head><title>BBC NEWS | UK | Floods hit town</title>'
+            '<meta http-equiv="content-type" content="text/html;charset=iso-8859-1" />'
+            '<meta name="OriginalPublicationDate" content="2007/07/21 09:30:00" /></head><body><table><tr><td>'
+            '<div class="mxb"><h1>Floods hit \xa3 town</h1></div></td></tr><tr><td class="storybody">'
+            "<!-- S BO -->" + body + "<!-- E BO --></td></tr></table>"
+            "<!-- S BO --><p>Most Popular Now | 1,234 people are reading stories on the site right now.</p>"
+            "<!-- E BO --></body></html>")
+    return page.encode("cp1252")
+
+
+def test_stm_layout_cross_heads_boxes_and_call_out():
+    """news.bbc.co.uk's table layout: unclosed <p> separators, a bold lead, bold cross-heads (one a question:
+    an NLQuAD question), an image table and a box cut, bare text after a box its own paragraph, and the
+    Have Your Say form and its lead line out."""
+    body = ("<!-- S SF --><p class=\"first\"><b>" + PARAS[0] + "</b><!-- E SF --><p>" + PARAS[1]
+            + "<p><b>What went wrong?</b><p>" + PARAS[2] + "<!-- S IIMA --><table><tr><td><div class=\"cap\">"
+            "A caption</div></td></tr></table><!-- E IIMA -->" + PARAS[3]
+            + "<!-- S IBOX --><table><tr><td><div class=\"sih\">WHAT NEXT?</div>Box text.</td></tr></table>"
+            "<!-- E IBOX --><p>" + PARAS[4] + "<p></p><hr/><p><b>Add your comments on this story, using the "
+            "form below.</b></p><!-- S IFOR --><form><input name='x'></form><!-- E IFOR -->")
+    ex = extract_page(_stm_page(body), "http://news.bbc.co.uk/1/hi/uk/6900001.stm")
+    assert (ex.template, ex.title, ex.date) == ("stm", "Floods hit \xa3 town", "2007-07-21T09:30:00Z")
+    assert ex.intro == PARAS[:2]
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("What went wrong?", PARAS[2:5])]
+
+
+def test_stm_page_with_an_interrogative_cross_head_builds_an_nlquad_question():
+    body = ("<p><b>" + PARAS[0] + "</b><p>" + PARAS[1] + "<p><b>What went wrong?</b><p>" + PARAS[2] + "<p>"
+            + PARAS[3])
+    ex = extract_page(_stm_page(body), "http://news.bbc.co.uk/2/hi/uk/6900001.stm")
+    record, _ = article_record(ex, article_key(ex.url))
+    para = record["paragraphs"][0]
+    [qa] = para["qas"]
+    answer = qa["answers"][0]
+    assert qa["question"] == "What went wrong?" and "What went wrong?" not in para["context"]
+    assert para["context"][answer["answer_start"]:answer["answer_end"]] == answer["text"]
+    assert answer["text"].startswith(PARAS[2]) and answer["text"].endswith(PARAS[3])
+    assert article_key("http://news.bbc.co.uk/1/hi/uk/6900001.stm") == article_key(ex.url)  # one article

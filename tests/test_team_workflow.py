@@ -248,7 +248,9 @@ def test_hostile_experiment_points_sent_to_the_server_run_nothing(team, prefect,
     assert (victim / "keep.txt").read_text() == "keep"
     assert not Path("/tmp/pwned").exists() and not list(work.iterdir())  # no clone was even made
     refs = sh(["git", "ls-remote", str(team["origin"]), "refs/exps/*"], root, env).stdout
-    assert not any(name in refs for _, name in attacks.values()), refs
+    # compare whole experiment names: "a1" is also a substring of many a commit hash in the listing
+    pushed = {line.rsplit("/", 1)[-1] for line in refs.splitlines() if line.strip()}
+    assert not pushed & {name for _, name in attacks.values()} and not any("victim" in n for n in pushed), refs
 
 
 @pytest.mark.parametrize("kind,template", [("process", "process-job-template.json"),

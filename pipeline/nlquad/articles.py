@@ -111,11 +111,58 @@ def content_hash(ex: Extraction) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
-def extract_articles(warc: Path, params: ExtractParams) -> tuple[list[dict], Counter]:
+class EraTally:
+    """Pages, kept articles, rejections and questions per capture year and page layout: a layout the
+    extractor does not know shows up as a year whose articles fall to zero (``no_article_body``)."""
+
+    def __init__(self) -> None:
+        self.cells: dict[tuple[str, str], Counter] = {}
+
+    def _cell(self, ts: str, layout: str | None) -> Counter:
+        year = ts[:4] if len(ts) >= 4 and ts[:4].isdigit() else "unknown"
+        return self.cells.setdefault((year, layout or "none"), Counter())
+
+    def page(self, ts: str, ex: Extraction | None, reason: str | None) -> None:
+        cell = self._cell(ts, ex.template if ex else None)
+        cell["pages"] += 1
+        if reason:
+            cell[f"rejected_{reason}"] += 1
+
+    def kept(self, ts: str, ex: Extraction) -> None:
+        cell = self._cell(ts, ex.template)
+        cell["articles"] += 1
+        cell["questions"] += sum(1 for s in ex.sections if s.heading.rstrip().endswith("?"))
+
+    def duplicate(self, ts: str, ex: Extraction) -> None:
+        self._cell(ts, ex.template)["duplicates"] += 1
+
+    def report(self) -> dict[str, dict[str, dict]]:
+        """``{year: {layout: {pages, articles, duplicates, questions, questions_per_article, rejected}}}``."""
+        out: dict[str, dict[str, dict]] = {}
+        for (year, layout), c in sorted(self.cells.items()):
+            articles = c["articles"]
+            out.setdefault(year, {})[layout] = {
+                "pages": c["pages"], "articles": articles, "duplicates": c["duplicates"],
+                "questions": c["questions"],
+                "questions_per_article": round(c["questions"] / articles, 3) if articles else 0.0,
+                "rejected": {k.removeprefix("rejected_"): v for k, v in sorted(c.items()) if k.startswith("rejected_")},
+            }
+        return out
+
+    def rows(self) -> list[dict]:
+        """One row per (year, layout) for the plot."""
+        return [{"year": year, "template": layout, "pages": cell["pages"], "articles": cell["articles"],
+                 "questions_per_article": cell["questions_per_article"]}
+                for year, layouts in self.report().items() for layout, cell in layouts.items()]
+
+
+def extract_articles(warc: Path, params: ExtractParams, eras: EraTally | None = None) -> tuple[list[dict], Counter]:
     """Articles and counts. A WARC record that cannot be read fails the stage (file and offset named), or
     with ``bad_records: skip`` is recorded in ``counts["lost_records"]``. A page the extractor cannot
-    handle is rejected as ``parse_error`` (logged with its URL), never the whole stage."""
+    handle is rejected as ``parse_error`` (logged with its URL), never the whole stage. ``eras`` (when
+    given) is filled per capture year and layout."""
     counts: Counter = Counter()
+    eras = eras if eras is not None else EraTally()
     candidates: list[tuple[str, Extraction]] = []
     lost: list[dict] | None = [] if params.bad_records == "skip" else None
     log = get_logger()
@@ -126,7 +173,9 @@ def extract_articles(warc: Path, params: ExtractParams) -> tuple[list[dict], Cou
         except Exception as exc:  # one page never sinks the stage
             log.warning("%s: cannot be extracted (%s: %s)", url, type(exc).__name__, str(exc)[:200])
             counts["rejected_parse_error"] += 1
+            eras.page(ts, None, "parse_error")
             continue
+        eras.page(ts, ex, ex.rejected)
         if ex.rejected:
             counts[f"rejected_{ex.rejected}"] += 1
             continue
@@ -144,13 +193,16 @@ def extract_articles(warc: Path, params: ExtractParams) -> tuple[list[dict], Cou
         h = content_hash(ex)
         if key in seen_url:
             counts["duplicate_canonical_url"] += 1
+            eras.duplicate(ts, ex)
             continue
         if h in seen_hash:
             counts["duplicate_content"] += 1
+            eras.duplicate(ts, ex)
             continue
         seen_url.add(key)
         seen_hash.add(h)
         kept.append((ts, ex))
+        eras.kept(ts, ex)
     kept.sort(key=lambda c: article_key(c[1].canonical_url or c[1].url or ""))
     counts["articles"] = len(kept)
     return [{"capture_timestamp": ts, **ex.to_json()} for ts, ex in kept], counts

@@ -19,10 +19,14 @@ from pipeline.params import DiscoverParams
 from pipeline.wayback.cdx import CdxCapture, CdxClient
 
 
+_STM_EDITION = re.compile(r"^/\d/hi/")
+
+
 def article_key(url: str) -> str:
-    """bbc.co.uk and bbc.com serve one article under one path: the path is the article's identity."""
+    """bbc.co.uk and bbc.com serve one article under one path: the path is the article's identity. On
+    news.bbc.co.uk the UK (``/1/hi/``) and international (``/2/hi/``) editions are one article too."""
     parts = urlsplit(url if "://" in url else "http://" + url)
-    return parts.path.rstrip("/").lower()
+    return _STM_EDITION.sub("/hi/", parts.path.rstrip("/").lower())
 
 
 def classify(url: str, params: DiscoverParams) -> str | None:

@@ -33,11 +33,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from itertools import chain
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
-from bs4 import BeautifulSoup, SoupStrainer, Tag
+from bs4 import BeautifulSoup, NavigableString, SoupStrainer, Tag
 from bs4.filter import ElementFilter
 from lxml import etree
+
+from pipeline.nlquad.endings import trailing_furniture_start
+from pipeline.nlquad.page_bytes import decode_page, original_url, strip_archive_wrapping
 
 _WS = re.compile(r"\s+")
 BBC_DOMAINS = ("bbc.co.uk", "bbc.com")
@@ -76,6 +79,7 @@ _SKIP_TAGS = frozenset({"aside", "figure", "figcaption", "form", "nav", "footer"
 _SKIP_CLASS = re.compile(
     r"pullout|contact-form|social-embed|media-|mpu-ad|bbccom_|idt2|include|embed|story-feature|share|byline|"
     r"related|caption|off-screen|videoinstory|comment-introduction|story-date|mini-info|story-more|tags-|"
+    r"twitter|tweet|"
     r"(?:^|\s)quote",
     re.IGNORECASE)
 
@@ -156,7 +160,8 @@ class ArticleParts(ElementFilter):
             return False
         cls = attrs.get("class") or ""
         cls = " ".join(cls) if isinstance(cls, list) else cls
-        return "story-body" in cls or "data-component" in attrs or "date" in cls.split()
+        return ("story-body" in cls or attrs.get("id") == "story-body" or "data-component" in attrs
+                or "date" in cls.split())
 
     def allow_string_creation(self, string: str) -> bool:
         return False  # text outside the kept containers
@@ -165,7 +170,7 @@ class ArticleParts(ElementFilter):
 def _absolute_news_link(href: str | None, base: str | None) -> str | None:
     if not href or href.startswith(("#", "mailto:", "javascript:")):
         return None
-    absolute = urljoin(base or "https://www.bbc.co.uk/", href)
+    absolute = original_url(urljoin(base or "https://www.bbc.co.uk/", original_url(href)))
     parts = urlsplit(absolute)
     if not is_bbc_host(parts.netloc) or path_rejection(absolute):
         return None
@@ -237,7 +242,7 @@ def _tag_key(el: Tag) -> str:
 
 
 _STORY_HEADING = re.compile(r"^(?:h2|h3)(?:$|\..*(?:crosshead|sub-heading|cross-head))|^h2\.?$")
-_CREAM_HEADING = re.compile(r"^(?:span|h2|h3|strong|b)\..*cross-?head")
+_CREAM_HEADING = re.compile(r"^(?:span|h2|h3|strong|b)\..*(?:cross-?head|section-header)")
 
 
 def _walk_data_component(article: Tag) -> Iterator[_Block]:
@@ -284,6 +289,8 @@ def is_promo(el: Tag) -> bool:
     rest = _text_inside(el, ("a",))[1].strip(" :-|–—").strip()
     if not rest:
         return True
+    if not _text_inside(el, ("a", "b", "strong"))[1].strip(" .:-|–—") and len(text_of(el).split()) <= 40:
+        return True  # a bold line with a link: "The BBC is providing full results. More details here."
     if len(rest.split()) > 6:
         return False
     letters = [c for c in rest if c.isalpha()]
@@ -306,20 +313,22 @@ def is_furniture_text(text: str, el: Tag | None = None) -> bool:
 
 
 class _BodyBuilder:
-    """Sections in document order from a block stream, with promo boxes and trailing notes removed.
+    """Sections in document order from a block stream, with promo boxes and the furniture tail removed.
 
     A section is a bullet list when list items outnumber paragraphs. A heading that opens a promo box
     ("Find out more") starts skipping until a separator line or the next real sub-heading; text after a
     separator goes on in the section that was open before the box. A heading with nothing under it before
-    the next one (a listicle's group title) is not a section."""
+    the next one (a listicle's group title) is not a section. The body's tail is read back from its last
+    paragraph: call-outs, broadcast notes, bios and credits (:mod:`pipeline.nlquad.endings`) and all-italic
+    editorial notes are cut, across section ends."""
 
     def __init__(self, ex: Extraction, base: str | None):
         self.ex, self.base = ex, base
-        self.tally: list[list[int]] = []  # per section: [paragraphs, list items]
-        self.last: list[Tag] = []  # elements of the open container's paragraphs: its tail may be notes
+        # (section index or -1 for the intro, text, element, from a list)
+        self.items: list[tuple[int, str, Tag, bool]] = []
         self.skipping = False
 
-    def feed(self, blocks: Iterator[_Block]) -> None:
+    def feed(self, blocks: Iterable[_Block]) -> None:
         for block in blocks:
             if block.kind == "heading":
                 self.heading(block.text)
@@ -338,8 +347,6 @@ class _BodyBuilder:
             return
         self.skipping = False
         self.ex.sections.append(Section(heading=text, paragraphs=[]))
-        self.tally.append([0, 0])
-        self.last = []
 
     def add(self, container: Tag, parts: list[Tag], is_list: bool) -> None:
         kept = [(text_of(x), x) for x in parts if not is_promo(x)]
@@ -347,20 +354,26 @@ class _BodyBuilder:
         if not kept:
             return
         _collect_links(container, self.ex, self.base)
-        target = self.ex.sections[-1].paragraphs if self.ex.sections else self.ex.intro
-        target.extend(t for t, _ in kept)
-        self.last.extend(x for _, x in kept)
-        if self.ex.sections:
-            self.tally[-1][1 if is_list else 0] += len(kept)
+        owner = len(self.ex.sections) - 1
+        self.items.extend((owner, t, x, is_list) for t, x in kept)
 
     def finish(self) -> None:
-        target = self.ex.sections[-1].paragraphs if self.ex.sections else self.ex.intro
-        while target and self.last and _is_italic_note(self.last[-1]):  # only the article's tail is checked
-            target.pop()
-            self.last.pop()
-            if self.ex.sections:
-                self.tally[-1][0] = max(0, self.tally[-1][0] - 1)
-        for section, (paras, items) in zip(self.ex.sections, self.tally, strict=True):
+        cut = len(self.items)
+        while True:
+            new = trailing_furniture_start([t for _, t, _, _ in self.items[:cut]])
+            while new > 0 and _is_italic_note(self.items[new - 1][2]):
+                new -= 1
+            if new == cut:
+                break
+            cut = new
+        tally = [[0, 0] for _ in self.ex.sections]  # per section: [paragraphs, list items]
+        for owner, text, _, is_list in self.items[:cut]:
+            if owner < 0:
+                self.ex.intro.append(text)
+            else:
+                self.ex.sections[owner].paragraphs.append(text)
+                tally[owner][1 if is_list else 0] += 1
+        for section, (paras, items) in zip(self.ex.sections, tally, strict=True):
             section.bullet = items > paras
         self.ex.sections = [s for s in self.ex.sections if s.paragraphs]
 
@@ -403,13 +416,126 @@ def _story_body(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bool:
 
 
 def _cream(soup: BeautifulSoup, ex: Extraction, base: str | None) -> bool:
-    body = next((d for d in soup.select("div.story-body") if d.find("p", recursive=False)), None)
+    body = next((d for d in soup.select("div.story-body, div#story-body") if d.find("p", recursive=False)), None)
     if body is None:
         return False
     ex.template = "cream"
     h1 = body.select_one("h1.story-header") or soup.find("h1")
     ex.title = text_of(h1) if h1 else None
     _BodyBuilder(ex, base).feed(_walk_story(body.children, _CREAM_HEADING))
+    return True
+
+
+_BO = re.compile(r"<!--\s*S BO\s*-->(.*?)<!--\s*E BO\s*-->", re.DOTALL)
+# Marked regions inside a story body: images (IIMA), boxes (IBOX), bylines (IBYL), forms (IFOR), links...
+# Only the standfirst (SF) holds article text.
+_MARKED = re.compile(r"<!--\s*S (\w+)\s*-->.*?<!--\s*E \1\s*-->", re.DOTALL)
+_STM_BLOCKS = frozenset({"p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "blockquote", "hr",
+                         "center", "dl", "dt", "dd", "pre", "body", "html"})
+_STM_SKIP = frozenset({"table", "form", "script", "style", "noscript", "object", "embed", "select", "textarea",
+                       "iframe", "map", "img", "input"})
+_STM_TITLE_PREFIX = re.compile(r"^BBC NEWS\s*\|.*\|\s*")
+
+
+def _stm_body(page: str) -> str | None:
+    """The ``<!-- S BO -->`` region with most prose once its marked boxes are cut (later pairs on a page
+    hold search forms, podcast boxes and "Most Popular Now")."""
+    best, best_words = None, 0
+    for m in _BO.finditer(page):
+        inner = _MARKED.sub(lambda b: b.group(0) if b.group(1) == "SF" else "<div></div>", m.group(1))
+        words = len(BeautifulSoup(inner, "lxml").get_text(" ").split())
+        if words > best_words:
+            best, best_words = inner, words
+    return best
+
+
+def _stm_runs(node: Tag, out: BeautifulSoup, runs: list[tuple[Tag, bool]], state: dict) -> None:
+    """Flatten a cream body into runs of inline content between block boundaries: ``<p>`` is often left
+    unclosed as a separator, and text sits bare between boxes, so elements are not paragraphs here."""
+    def flush() -> None:
+        run = state["run"]
+        if run.get_text(strip=True):
+            runs.append((run, state["li"]))
+        state["run"] = out.new_tag("p")
+
+    for child in node.children:
+        if isinstance(child, NavigableString):
+            if type(child) is NavigableString:  # not a comment, doctype or CDATA
+                state["run"].append(NavigableString(str(child)))
+            continue
+        if not isinstance(child, Tag) or child.name in _STM_SKIP or _skip_container(child):
+            if isinstance(child, Tag) and child.name in ("table", "form"):
+                flush()
+            continue
+        if child.name in _STM_BLOCKS:
+            flush()
+            was_li, state["li"] = state["li"], state["li"] or child.name == "li"
+            if child.name == "hr":
+                runs.append((out.new_tag("hr"), False))
+            else:
+                _stm_runs(child, out, runs, state)
+            flush()
+            state["li"] = was_li
+        elif child.find(list(_STM_BLOCKS | {"table", "form"})) is None:
+            state["run"].append(_copy(child, out))
+        else:  # an inline wrapper (<font>, <b>) around blocks: its blocks still split
+            _stm_runs(child, out, runs, state)
+
+
+def _copy(el: Tag, out: BeautifulSoup) -> Tag:
+    tag = out.new_tag(el.name, attrs=dict(el.attrs))
+    for child in el.children:
+        if isinstance(child, Tag):
+            if child.name not in _STM_SKIP:
+                tag.append(_copy(child, out))
+        elif type(child) is NavigableString:
+            tag.append(NavigableString(str(child)))
+    return tag
+
+
+def _stm_blocks(runs: list[tuple[Tag, bool]]) -> Iterator[_Block]:
+    for run, in_list in runs:
+        if run.name == "hr":
+            yield _Block("separator")
+            continue
+        text = text_of(run)
+        if not text:
+            continue
+        cross = run.find(class_=re.compile("cross-?head"))
+        bold_only = not _text_inside(run, ("b", "strong"))[1] and not run.find("a")
+        if (cross is not None and text_of(cross) == text) or (
+                bold_only and len(text.split()) <= 12 and not re.search(r"[.,;:!]['\"’”]?$", text)):
+            yield _Block("heading", run, text)
+        elif in_list:
+            run.name = "li"
+            holder = BeautifulSoup("", "lxml").new_tag("ul")
+            holder.append(run)
+            yield _Block("list", holder)
+        else:
+            yield _Block("para", run)
+
+
+def _stm(page: str, ex: Extraction, base: str | None) -> bool:
+    """news.bbc.co.uk's table layout (2000s to 2010, ``.stm`` URLs): the story between ``<!-- S BO -->``
+    and ``<!-- E BO -->``, headline in ``div.mxb`` (``h1``, or ``div.sh`` before 2008), cross-heads as
+    bold-only lines."""
+    body = _stm_body(page)
+    if body is None:
+        return False
+    ex.template = "stm"
+    full = BeautifulSoup(page, "lxml")
+    h1 = full.select_one("div.mxb h1") or full.select_one("div.mxb div.sh") or full.select_one("div.sh")
+    title = text_of(h1) if h1 else _meta(full, "Headline")
+    if not title and full.title:
+        title = _STM_TITLE_PREFIX.sub("", text_of(full.title))
+    ex.title = title or None
+    out = BeautifulSoup("", "lxml")
+    runs: list[tuple[Tag, bool]] = []
+    state = {"run": out.new_tag("p"), "li": False}
+    _stm_runs(BeautifulSoup(body, "lxml"), out, runs, state)
+    if state["run"].get_text(strip=True):
+        runs.append((state["run"], state["li"]))
+    _BodyBuilder(ex, base).feed(_stm_blocks(runs))
     return True
 
 
@@ -456,6 +582,16 @@ def _seconds_date(soup: BeautifulSoup) -> str | None:
         return dt.datetime.fromtimestamp(int(el["data-seconds"]), tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     except (TypeError, ValueError, OverflowError, OSError):
         return None
+
+
+_FIRST_PUB = re.compile(r"[?&;]first_pub=(\d{4}-\d\d-\d\dT[0-9:%A-F+.Z-]{8,40}?)(?=&|[\"'\s])")
+
+
+def _istats_first_pub(page: str) -> str | None:
+    """2010-2013 pages name their first publication only in the statistics beacon (``first_pub=``); their
+    ``OriginalPublicationDate`` is the last editorial update at capture time."""
+    m = _FIRST_PUB.search(page)
+    return _utc(unquote(m.group(1))) if m else None
 
 
 def _page_date(soup: BeautifulSoup) -> str | None:
@@ -506,6 +642,7 @@ def extract_page(html: str | bytes, url: str | None = None, min_words: int = 20,
     a page larger than ``max_bytes`` is rejected as ``too_large``, one nested deeper than ``max_depth`` as
     ``too_deep``, one without an article body as ``no_article_body``, without a headline as
     ``no_headline``, a body of fewer than ``min_words`` words as ``too_short``."""
+    url = original_url(url)
     ex = Extraction(url=url)
     reason = path_rejection(url)
     if reason:
@@ -515,21 +652,23 @@ def extract_page(html: str | bytes, url: str | None = None, min_words: int = 20,
     if size > max_bytes:
         ex.rejected = "too_large"
         return ex
-    if too_deep(html, max_depth):
+    page = strip_archive_wrapping(decode_page(html))
+    if too_deep(page, max_depth):
         ex.rejected = "too_deep"
         return ex
-    soup = BeautifulSoup(html, "lxml", parse_only=ArticleParts())
+    soup = BeautifulSoup(page, "lxml", parse_only=ArticleParts())
     canonical = soup.find("link", rel="canonical")
-    ex.canonical_url = canonical.get("href") if canonical else _meta(soup, "og:url")
+    ex.canonical_url = original_url(canonical.get("href") if canonical else _meta(soup, "og:url"))
     canon_reason = path_rejection(ex.canonical_url) if ex.canonical_url else None
     if canon_reason:
         ex.rejected = canon_reason
         return ex
     base = ex.canonical_url or url
-    if not (_data_component(soup, ex, base) or _story_body(soup, ex, base) or _cream(soup, ex, base)):
+    if not (_data_component(soup, ex, base) or _story_body(soup, ex, base) or _cream(soup, ex, base)
+            or _stm(page, ex, base)):
         ex.rejected = "no_article_body"
         return ex
-    ex.date = _page_date(soup)
+    ex.date = (_istats_first_pub(page) if ex.template == "cream" else None) or _page_date(soup)
     if not ex.title:
         ex.rejected = "no_headline"
     elif sum(len(p.split()) for p in ex.intro + [q for s in ex.sections for q in s.paragraphs]) < min_words:
