@@ -5,6 +5,11 @@ starting it on ``--port`` (default 4200) when none is running, unless ``--no-ser
 ``PREFECT_API_URL`` must point at one). Serves ``rebuild`` on ``schedule.cron`` from params.yaml (or
 ``--interval`` seconds, for tests and demos), with a deployment concurrency limit of one. While it serves it
 holds a lease, so the server stays up; Ctrl-C stops the runner, and the server too if this started it.
+
+Its deployment (``rebuild/<schedule.deployment_name>``, default ``rebuild/nightly``) and prefect.yaml's for
+work pools (``rebuild/pool``) have different names: a served deployment re-registers under its name, so one
+name for both would hand the pool's deployment to this process. Serving under a name a work pool owns is
+refused.
 """
 
 from __future__ import annotations
@@ -22,6 +27,20 @@ from flows._server import (
     stop_shared_server,
 )
 from pipeline.params import ParamsError, load_params
+
+
+def pool_owner(full_name: str) -> str | None:
+    """The work pool of an existing deployment ``flow/name``, or None (none, or a served one). ``serve``
+    silently re-registers a deployment of the same name as its own: the pool's runs then crash."""
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    with get_client(sync_client=True) as client:
+        try:
+            found = client.read_deployment_by_name(full_name)
+        except ObjectNotFound:
+            return None
+    return found.work_pool_name or None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,6 +91,14 @@ def main(argv: list[str] | None = None) -> int:
         description="dvc repro, then one artifact per track with the headline figures and their change",
         schedule=when,
     )
+    owner = pool_owner(f"rebuild/{schedule.deployment_name}")
+    if owner:
+        print(f"rebuild/{schedule.deployment_name} on this server is work pool {owner!r}'s deployment (prefect "
+              f"deploy): serving under the same name would take it over and crash its runs. Set "
+              f"schedule.deployment_name in params.yaml to another name.", file=sys.stderr)
+        if started_here:
+            stop_shared_server()
+        return 2
     try:
         with stage_lease():  # the supervisor keeps the server up while the scheduler runs
             serve(deployment)

@@ -202,12 +202,16 @@ class SearchParams(StrictModel):
     @classmethod
     def _no_credentials_in_url(cls, value: list[str]) -> list[str]:
         # params.yaml is committed and recorded in dvc.lock: a password here would be published
-        for url in value:
-            if not url.startswith(("http://", "https://")):
+        # Any "@" is refused, not only one in the host part as a URL parser reads it: a password holding "/",
+        # "#" or "?" moves the parser's host boundary before the "@". An ES URL needs no "@" anywhere. The
+        # URL itself is never echoed when it is refused for this.
+        for i, url in enumerate(value):
+            if "@" in url:
+                raise ValueError(f"entry {i + 1} must not contain credentials; set QA_PIPELINE_ES_USER/"
+                                 "QA_PIPELINE_ES_PASSWORD or QA_PIPELINE_ES_API_KEY in the environment (or `dvc exp "
+                                 "run` with them exported)")
+            if not url.lower().startswith(("http://", "https://")):
                 raise ValueError(f"{url!r} is not an http(s) URL such as http://127.0.0.1:9200")
-            if "@" in url.split("//", 1)[-1].split("/", 1)[0]:
-                raise ValueError("must not contain credentials; set QA_PIPELINE_ES_USER/QA_PIPELINE_ES_PASSWORD or "
-                                 "QA_PIPELINE_ES_API_KEY in the environment (or `dvc exp run` with them exported)")
         return value
 
 
@@ -491,6 +495,13 @@ def _allowed_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str] | N
     return None
 
 
+def _redact_userinfo(text: str) -> str:
+    """Everything from ``//`` to the last ``@``: a password may itself hold ``/``, ``#``, ``?`` or ``@``."""
+    if "@" not in text:
+        return text
+    return re.sub(r"(?s)//.*@", "//***@", text) if "//" in text else "***"
+
+
 def format_validation_error(err: ValidationError, source: str) -> str:
     lines = [f"{source}: {err.error_count()} invalid setting(s):"]
     for e in err.errors():
@@ -506,9 +517,9 @@ def format_validation_error(err: ValidationError, source: str) -> str:
         else:
             shown = e.get("input")
             if isinstance(shown, str):  # never echo a password given in a URL
-                shown = re.sub(r"//[^/@\s]*@", "//***@", shown)
+                shown = _redact_userinfo(shown)
             elif isinstance(shown, list):
-                shown = [re.sub(r"//[^/@\s]*@", "//***@", x) if isinstance(x, str) else x for x in shown]
+                shown = [_redact_userinfo(x) if isinstance(x, str) else x for x in shown]
             msg = f"{e['msg']} (got {shown!r})"
         lines.append(f"  - {path}: {msg}")
     return "\n".join(lines)

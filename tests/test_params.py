@@ -165,3 +165,33 @@ def test_a_one_value_experiment_is_a_one_line_diff_of_params_yaml(tmp_path, repo
     assert len(changed) == 2, changed
     assert changed[0].startswith("-  pmi_window: 10") and changed[1].startswith("+  pmi_window: 5"), changed
     assert original.count("#") == after.count("#")  # no comment lost
+
+
+def test_bad_params_under_plain_dvc_repro_leave_the_workspace_as_it_was(repo, tmp_path):
+    """DVC deletes a stage's outputs before it runs the stage's command, so the stage's own params check
+    comes too late: the check_params stage, which every stage depends on, must stop a plain `dvc repro`
+    before the first stage that owns data (sample) is touched."""
+    import os
+    import shutil
+
+    from tests.conftest import venv_bin
+
+    work = tmp_path / "checkout"
+    work.mkdir()
+    for name in ("flows", "pipeline"):
+        shutil.copytree(repo / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(repo / "dvc.yaml", work / "dvc.yaml")
+    text = (repo / "params.yaml").read_text()
+    (work / "params.yaml").write_text(text.replace("\nsample:\n", "\nsample:\n  typo_key: 1\n", 1))
+    env = dict(os.environ, PATH=f"{Path(venv_bin('dvc')).parent}:{os.environ['PATH']}", PYTHONPATH=str(work))
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    subprocess.run([venv_bin("dvc"), "init", "-q"], cwd=work, check=True, env=env)
+    subprocess.run([venv_bin("dvc"), "config", "core.analytics", "false"], cwd=work, check=True, env=env)
+    (work / "data" / "sample").mkdir(parents=True)
+    (work / "data" / "sample" / "bbc.warc.gz").write_bytes(b"the archive a user already has")
+    res = subprocess.run([venv_bin("dvc"), "repro", "sample"], cwd=work, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode != 0
+    assert "sample.typo_key" in res.stdout + res.stderr, res.stdout[-2000:] + res.stderr[-2000:]
+    assert (work / "data" / "sample" / "bbc.warc.gz").read_bytes() == b"the archive a user already has"
+    assert not (work / "reports" / "sample.json").exists()

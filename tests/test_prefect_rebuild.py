@@ -189,3 +189,68 @@ def test_a_stage_run_is_named_after_its_stage_and_tagged_with_its_rebuild(prefec
     runs = httpx.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
     assert [r["name"] for r in runs] == ["benchmark_sources"], runs
     assert set(runs[0]["tags"]) >= {"dvc-stage", "rebuild:0f0f-test-parent"}
+
+
+def _deployments(api: str) -> dict[str, dict]:
+    found = httpx.post(f"{api}/deployments/filter", json={}, timeout=10).json()
+    return {d["name"]: d for d in found if d["name"] in ("nightly", "pool")}
+
+
+def _serve_until_registered(tmp_path: Path, repo: Path, api: str) -> None:
+    proc, log = _serve(tmp_path, repo, _env(api), repo, "--no-server", "--interval", "86400",
+                       "--repo-dir", str(tmp_path))
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            time.sleep(2)
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
+            if not _deployments(api).get("nightly", {"paused": True}).get("paused", True):
+                return
+        raise AssertionError("serve registered nothing:\n" + (tmp_path / "serve.log").read_text()[-3000:])
+    finally:
+        stop_process_group(proc, signal.SIGINT)
+        log.close()
+
+
+def test_serve_and_prefect_deploy_keep_their_own_deployments_in_either_order(prefect_api, tmp_path, repo):
+    """make serve's rebuild/nightly and prefect.yaml's rebuild/pool, registered in both orders on one real
+    server: each stays what it is (a served deployment has no work pool; the pool's keeps its pool). A
+    prefect.yaml that still names its rebuild deployment like the served one makes serve refuse to start."""
+    env = dict(_env(prefect_api), QA_PIPELINE_CHECKOUT=str(repo))
+    prefect_bin = venv_bin("prefect")
+    subprocess.run([prefect_bin, "work-pool", "create", "qa-pipeline", "--type", "process", "--base-job-template",
+                    str(repo / "infra/prefect/process-job-template.json"), "--overwrite"], cwd=repo, env=env,
+                   check=True, capture_output=True)
+
+    def deploy(cwd: Path) -> None:
+        res = subprocess.run([prefect_bin, "--no-prompt", "deploy", "--all"], cwd=cwd, env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+
+    deploy(repo)  # deploy, then serve
+    pool_id = _deployments(prefect_api)["pool"]["id"]
+    _serve_until_registered(tmp_path, repo, prefect_api)
+    both = _deployments(prefect_api)
+    assert both["pool"]["id"] == pool_id and both["pool"]["work_pool_name"] == "qa-pipeline"
+    assert both["nightly"]["work_pool_name"] in (None, "") and both["nightly"]["id"] != pool_id
+    deploy(repo)  # serve, then deploy
+    both = _deployments(prefect_api)
+    assert both["pool"]["id"] == pool_id and both["pool"]["work_pool_name"] == "qa-pipeline"
+    assert both["nightly"]["work_pool_name"] in (None, "")
+
+    # the old prefect.yaml: the pool's rebuild deployment named like the served one
+    old = tmp_path / "old-checkout"
+    old.mkdir()
+    for name in ("flows", "pipeline"):
+        (old / name).symlink_to(repo / name)
+    (old / "prefect.yaml").write_text((repo / "prefect.yaml").read_text().replace("- name: pool ", "- name: nightly ", 1))
+    httpx.delete(f"{prefect_api}/deployments/{both['nightly']['id']}", timeout=10).raise_for_status()
+    deploy(old)
+    taken = _deployments(prefect_api)["nightly"]
+    assert taken["work_pool_name"] == "qa-pipeline"
+    res = subprocess.run([sys.executable, "-m", "flows.serve", "--no-server", "--interval", "86400", "--repo-dir",
+                          str(tmp_path), "--params", str(repo / "params.yaml")], cwd=repo, env=_env(prefect_api),
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "work pool 'qa-pipeline'" in res.stderr, res.stdout[-2000:] + res.stderr[-2000:]
+    after = _deployments(prefect_api)["nightly"]
+    assert (after["id"], after["work_pool_name"]) == (taken["id"], "qa-pipeline")

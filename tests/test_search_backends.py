@@ -120,11 +120,17 @@ def test_params_refuse_credentials_in_es_url_without_echoing_them(repo, tmp_path
     from pipeline.params import ParamsError, load_params
 
     raw = yaml.safe_load((repo / "params.yaml").read_text())
-    raw["search"]["es_urls"] = ["http://127.0.0.1:9200", "http://elastic:s3cret@127.0.0.1:9201"]
+    for bad in ("http://elastic:s3cret@127.0.0.1:9201", "HTTPS://elastic:s3cret@127.0.0.1:9201",
+                "http://elastic:s3/cret@127.0.0.1:9201", "https://elastic:s3cret#x@es.example.org",
+                "https://elastic:s3cret?x@es.example.org", "Https://elastic:s3cret/@es.example.org/"):
+        raw["search"]["es_urls"] = ["http://127.0.0.1:9200", bad]
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
+        with pytest.raises(ParamsError, match="search.es_urls.*must not contain credentials") as err:
+            load_params(tmp_path / "params.yaml")
+        assert "s3" not in str(err.value) and "cret" not in str(err.value), bad
+    raw["search"]["es_urls"] = ["HTTPS://es.example.org:9200"]  # the scheme in any case is a URL
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
-    with pytest.raises(ParamsError, match="search.es_urls.*must not contain credentials") as err:
-        load_params(tmp_path / "params.yaml")
-    assert "s3cret" not in str(err.value)
+    assert load_params(tmp_path / "params.yaml").search.es_urls == ["HTTPS://es.example.org:9200"]
 
 
 def _tree(path):

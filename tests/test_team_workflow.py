@@ -137,7 +137,7 @@ def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
     sh([prefect_bin, "work-pool", "create", "qa-pipeline", "--type", "process", "--base-job-template",
         str(repo / "infra/prefect/process-job-template.json"), "--overwrite"], repo, env)
     deployed = sh([prefect_bin, "--no-prompt", "deploy", "--all"], repo, env)
-    assert "point" in deployed.stdout and "nightly" in deployed.stdout
+    assert "point" in deployed.stdout and "rebuild/pool" in deployed.stdout
     workers, logs = [], []
     try:
         for i, queue in enumerate(("points", "points", "control")):
@@ -280,8 +280,11 @@ def test_prefect_yaml_schedule_is_the_params_schedule(repo):
 
     deployments = {d["name"]: d for d in yaml.safe_load((repo / "prefect.yaml").read_text())["deployments"]}
     schedule = load_params(repo / "params.yaml").schedule
-    (cron,) = deployments["nightly"]["schedules"]
+    (cron,) = deployments["pool"]["schedules"]
     assert (cron["cron"], cron["timezone"]) == (schedule.cron, schedule.timezone)
+    # make serve's deployment has its own name: serve re-registers a deployment of its name as its own
+    rebuilds = [d["name"] for d in deployments.values() if d["entrypoint"] == "flows/rebuild.py:rebuild"]
+    assert schedule.deployment_name not in rebuilds
     assert deployments["point"]["work_pool"]["work_queue_name"] == "points"
 
 

@@ -147,12 +147,27 @@ def atomic_output(path: str | Path, mode: str = "w", encoding: str | None = "utf
         raise
 
 
+def current_umask() -> int:
+    """The process umask, read without changing it where Linux says it (``/proc/self/status``)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _temp_beside(path: Path) -> tuple[int, str]:
     """A new ``.NAME.<pid>.*.part`` next to ``path`` (the pid lets a later run tell a dead writer's
-    leftovers from a live one's), after removing those of writers that are gone."""
+    leftovers from a live one's), after removing those of writers that are gone. mkstemp makes it 0600;
+    it gets the mode a plain ``open`` would (0666 less the umask), so a group sharing a cache and a
+    workspace can read what a stage wrote."""
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_parts(path)
-    return tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".part", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".part", dir=path.parent)
+    os.fchmod(fd, 0o666 & ~current_umask())
+    return fd, tmp
 
 
 def write_json_set(files: list[tuple[str | Path, Any, int | None]]) -> None:
