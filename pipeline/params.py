@@ -164,6 +164,10 @@ class ExtractParams(StrictModel):
     min_words: int = Field(ge=0)
     max_page_bytes: int = Field(ge=1, description="larger pages are rejected as too_large")
     max_depth: int = Field(ge=10, description="deeper element nesting is rejected as too_deep (BBC pages: < 30)")
+    max_elements: int = Field(ge=1000, description="pages of more elements are rejected as too_many_elements "
+                                                   "(the real BBC fixtures: at most 1,405)")
+    max_sections: int = Field(ge=1, description="pages of more sub-headed sections are rejected as "
+                                                "too_many_sections")
     bad_records: Literal["fail", "skip"] = Field(
         description="an unreadable WARC record fails the stage (file and offset named); skip: go on and "
                             "list the lost records in reports/extract.json")
@@ -181,6 +185,8 @@ class WikiParams(StrictModel):
                           "which holds them already")
     workers: int = Field(ge=0, le=1024, description="processes parsing wikitext; 0 = every core. The output "
                                                     "is the same for any count (articles keep dump order)")
+    max_document_bytes: int = Field(ge=1000, description="a dump line (one document) longer than this is "
+                                                         "skipped, counted as oversized_documents")
 
 
 class SearchParams(StrictModel):

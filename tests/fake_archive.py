@@ -25,6 +25,7 @@ class FakeArchive:
                  cdx: dict[str, str] | None = None, delay: float = 0.0):
         self.behaviours, self.links, self.cdx, self.delay = behaviours, links or {}, cdx or {}, delay
         self.hits: list[tuple[float, str]] = []
+        self.hosts: list[str] = []  # Host header of every request
         self.counts: dict[str, int] = {}
         archive = self
 
@@ -52,6 +53,7 @@ class FakeArchive:
 
     def handle(self, h: BaseHTTPRequestHandler) -> None:
         self.hits.append((time.monotonic(), h.path))
+        self.hosts.append(h.headers.get("Host", ""))
         if h.path.startswith("/cdx"):
             q = parse_qs(urlsplit(h.path).query)
             story = q["url"][0].rstrip("/").rsplit("/", 1)[-1]
@@ -73,6 +75,12 @@ class FakeArchive:
             return self._send(h, 500, b"broken")
         if kind == "slow" and n == 1:
             time.sleep(3)
+        if kind == "offsite":  # same server, another host name: what a hostile replay would point to
+            h.send_response(302)
+            h.send_header("Location", f"http://localhost:{self.server.server_address[1]}/stolen/{story}")
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
         if kind == "redirect" and "20180101000000" not in ts:
             h.send_response(302)
             h.send_header("Location", f"/20180101000000id_/{url}")

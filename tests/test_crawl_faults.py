@@ -99,3 +99,21 @@ def test_sigkill_then_resume_equals_an_uninterrupted_crawl(tmp_path, repo):
         assert _run(archive.base, clean / "work", clean, repo).wait(timeout=300) == 0
     assert (resumed / "pages.warc.gz").read_bytes() == (clean / "pages.warc.gz").read_bytes()
     assert len((resumed / "index.jsonl").read_text().splitlines()) == len(stories)
+
+
+def test_a_redirect_off_the_archive_is_not_followed(tmp_path):
+    """A replay answering 302 to another host used to be followed: the crawl fetched a page from outside
+    the archive (here: the same server under another host name, so an arrival would be seen)."""
+    behaviours = {"uk-10000011": "offsite", "uk-10000012": "redirect"}
+    with FakeArchive(behaviours) as archive:
+        stats = run_crawl(_captures(tmp_path / "captures.jsonl", sorted(behaviours)), tmp_path / "work",
+                          tmp_path / "pages.warc.gz", tmp_path / "index.jsonl", tmp_path / "failures.jsonl",
+                          _endpoints(archive), FAST, project_section("discover"))
+    stored = {json.loads(line)["key"].rsplit("/", 1)[1] for line in (tmp_path / "index.jsonl").open()}
+    assert stored == {"uk-10000012"}  # a redirect to another capture of the archive is still followed
+    failures = [json.loads(line) for line in (tmp_path / "failures.jsonl").open()]
+    assert [(f["url"].rsplit("/", 1)[1], f["reason"]) for f in failures] == [
+        ("uk-10000011", "redirected off the archive to localhost: not followed")]
+    assert not any(h.startswith("localhost") for h in archive.hosts), archive.hosts
+    assert not any(p.startswith("/stolen/") for _, p in archive.hits)
+    assert stats["stored"] == 1 and stats["failures"] == 1

@@ -117,3 +117,54 @@ def test_extract_metrics_list_lost_records(warc, tmp_path, monkeypatch):
     with pytest.raises(CorruptWarcError):
         extract_flow.fn(params_file=str(tmp_path / "params.yaml"))
     assert (tmp_path / "data/interim/articles.jsonl").read_bytes() == before  # nothing produced is lost
+
+
+def test_a_wide_page_is_rejected_before_it_is_parsed():
+    """1.2 million <li> in 4.8 MB passed the size and depth guards and took BeautifulSoup 40 s and 640 MB."""
+    wide = "<html><body><ul>" + "<li>" * 1_200_000 + "</ul></body></html>"
+    assert len(wide) < 5_000_000
+    assert extract_page(wide, URL).rejected == "too_many_elements"
+
+
+def _story(headings: list[str]) -> str:
+    body = "".join(f'<h2 class="story-body__crosshead">{h}</h2><p>Answer text for {i} with enough words to count.</p>'
+                   for i, h in enumerate(headings))
+    return ('<html><head><link rel="canonical" href="' + URL + '"></head><body><div class="story-body">'
+            '<h1 class="story-body__h1">A page</h1><div class="story-body__inner"><p>' + "word " * 30 + "</p>"
+            + body + "</div></div></body></html>")
+
+
+def test_a_page_of_thousands_of_sub_headings_is_not_the_data_set():
+    """One page with 10,000 interrogative sub-headings made 97% of an NLQuAD build."""
+    ex = extract_page(_story([f"Question number {i}?" for i in range(10_000)]), URL)
+    assert ex.rejected == "too_many_sections"
+    assert extract_page(_story([f"Question number {i}?" for i in range(100)]), URL).rejected is None
+
+
+def test_headings_that_are_only_punctuation_are_no_questions():
+    from pipeline.nlquad.build import article_record, is_question
+
+    assert [is_question(h) for h in ("?", " ?? ", "...?", "2?", "Why?", "What now?", "¿Qué pasa?")] == [
+        False, False, False, False, True, True, True]
+    ex = extract_page(_story(["?", "Why does it matter?", "...?"]), URL)
+    record, _ = article_record(ex, "uk-12345678")
+    assert [qa["question"] for qa in record["paragraphs"][0]["qas"]] == ["Why does it matter?"]
+
+
+def test_an_empty_warc_fails_and_keeps_the_articles(warc, tmp_path, monkeypatch):
+    """An empty crawl output used to empty articles.jsonl with exit 0."""
+    from flows.extract import extract_flow
+
+    data, _ = warc
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data/raw").mkdir(parents=True)
+    (tmp_path / "data/raw/pages.warc.gz").write_bytes(data)
+    write_params(tmp_path / "params.yaml", {})
+    extract_flow.fn(params_file=str(tmp_path / "params.yaml"))
+    before = (tmp_path / "data/interim/articles.jsonl").read_bytes()
+    assert before
+    for empty in (b"", data[:0] + b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00"):
+        (tmp_path / "data/raw/pages.warc.gz").write_bytes(empty)
+        with pytest.raises(articles.EmptyWarcError, match=r"pages\.warc\.gz: holds no response record"):
+            extract_flow.fn(params_file=str(tmp_path / "params.yaml"))
+        assert (tmp_path / "data/interim/articles.jsonl").read_bytes() == before

@@ -91,6 +91,36 @@ def test_bad_files_name_what_is_wrong(tmp_path):
         load_quail(tmp_path / "nope.xml")
 
 
+@pytest.mark.parametrize("field,value,message", [
+    ("answers", "abcd", "answers must be a list of option strings"),
+    ("answers", ["only one"], "answers has 1 option"),
+    ("answers", ["a", 2, "c", "d"], "answers must be a list of option strings"),
+    ("correct_answer_id", 1.7, "correct_answer_id must be an option index"),
+    ("correct_answer_id", True, "correct_answer_id must be an option index"),
+    ("correct_answer_id", "1.7", "correct_answer_id must be an option index"),
+    ("correct_answer_id", "one", "correct_answer_id must be an option index"),
+    ("question", ["What?"], "question must be a string"),
+])
+def test_malformed_jsonl_values_are_refused_not_coerced(tmp_path, field, value, message):
+    """A string of answers used to become one option per letter, and a key 1.7 or true became option 1."""
+    rows = _jsonl_rows()
+    rows[1][field] = value
+    (tmp_path / "bad.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    with pytest.raises(QuailFormatError, match=rf"bad.jsonl:2: .*{message}"):
+        load_quail(tmp_path / "bad.jsonl")
+
+
+def test_a_leaderboard_key_holds_option_indices_only(tmp_path):
+    (tmp_path / "q.xml").write_text(XML)
+    questions = load_quail(tmp_path / "q.xml")
+    for bad in ({"Factual": {"n1_0": 1.7}}, {"Factual": {"n1_0": True}}, {"Factual": {"n1_0": ""}}, ["n1_0"]):
+        (tmp_path / "key.json").write_text(json.dumps(bad))
+        with pytest.raises(QuailFormatError, match="key.json"):
+            apply_key(questions, tmp_path / "key.json")
+    (tmp_path / "key.json").write_text(json.dumps({"Factual": {"n1_0": "1"}, "Unanswerable": {"n1_1": 2}}))
+    assert [q.answer for q in apply_key(questions, tmp_path / "key.json")] == [1, 2]
+
+
 def test_real_release_formats_agree(shared):
     """The 1.3 challenge set in XML and jsonl, and dev XML against the leaderboard key."""
     quail = shared / "data" / "quail"

@@ -154,3 +154,40 @@ def test_a_truncated_dump_fails_the_parallel_parse_too(small_sample, tmp_path):
     cut.write_bytes(data[: len(data) * 2 // 3])
     with pytest.raises(TruncatedDumpError, match="cut.json.gz: compressed data ends"):
         list(dump_paragraphs(cut, Counter(), workers=2))
+
+
+def test_a_second_article_of_the_same_title_is_skipped_not_given_the_same_ids(tmp_path, caplog):
+    """Paragraph ids are title-index: two "Paris" articles used to give two paragraphs "Paris-0"."""
+    lines = [{"index": {"_id": "1"}}, {"title": "Paris", "namespace": 0, "source_text": "The first text."},
+             {"index": {"_id": "2"}}, {"title": "Lyon", "namespace": 0, "source_text": "Another city."},
+             {"index": {"_id": "3"}}, {"title": "Paris", "namespace": 0, "source_text": "A second copy."}]
+    path = tmp_path / "dump.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(line) + "\n" for line in lines))
+    counts: Counter = Counter()
+    with caplog.at_level(logging.WARNING):
+        paras = list(dump_paragraphs(path, counts, logging.getLogger("t")))
+    assert [(p.id, p.text) for p in paras] == [("Paris-0", "The first text."), ("Lyon-0", "Another city.")]
+    assert counts["duplicate_titles"] == 1 and f"{path}:6: a second article titled 'Paris'" in caplog.text
+    assert len({p.id for p in paras}) == len(paras)
+
+
+def test_an_oversized_document_is_skipped_without_being_held(tmp_path, caplog):
+    """A 200 MB line took 3.9 GB: a line over max_document_bytes is read past in bounded pieces."""
+    import tracemalloc
+
+    path = tmp_path / "dump.json"
+    huge = json.dumps({"title": "Huge", "namespace": 0, "source_text": "word " * 6_000_000})  # 30 MB
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"index": {"_id": "1"}}) + "\n" + huge + "\n")
+        fh.write(json.dumps({"index": {"_id": "2"}}) + "\n")
+        fh.write(json.dumps({"title": "Small", "namespace": 0, "source_text": "Kept text."}) + "\n")
+    counts: Counter = Counter()
+    tracemalloc.start()
+    with caplog.at_level(logging.WARNING):
+        paras = list(dump_paragraphs(path, counts, logging.getLogger("t"), max_document_bytes=1_000_000))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert [p.id for p in paras] == ["Small-0"] and counts["oversized_documents"] == 1
+    assert f"{path}:2: document over 1000000 bytes" in caplog.text
+    assert peak < 10_000_000, peak  # the 30 MB line was never held whole

@@ -1,4 +1,4 @@
-"""Retry with exponential back-off that honours ``Retry-After``.
+"""Retry with exponential back-off that honours ``Retry-After``; no redirect off the archive's host.
 
 Scrapy's RetryMiddleware re-queues a failed request at once and ignores ``Retry-After``; against the
 Wayback Machine that turns a 429 into a burst of 429s. This subclass waits before handing the retry back:
@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import time
+
+from urllib.parse import urljoin, urlsplit
 
 from scrapy.downloadermiddlewares.retry import RetryMiddleware, get_retry_request
 from scrapy.utils.response import response_status_message
@@ -68,3 +70,27 @@ class BackoffRetryMiddleware(RetryMiddleware):
             return None
         await asyncio.sleep(self._delay(request, None))
         return retry
+
+
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+
+
+class SameOriginRedirectMiddleware:
+    """A redirect to another scheme, host or port is not followed: the archive's replay redirects only
+    between its own captures, and a page from elsewhere (or a request to an internal address) has no place
+    in the crawl. Runs before Scrapy's RedirectMiddleware (higher order: process_response goes first) and
+    marks such a response ``dont_redirect``; the spider records it as a failure naming the target host."""
+
+    def process_response(self, request, response, spider=None):
+        if response.status in _REDIRECTS and b"Location" in response.headers:
+            location = response.headers[b"Location"].decode("latin-1")
+            target = urljoin(request.url, location)
+            if _origin(target) != _origin(request.url):
+                request.meta["dont_redirect"] = True
+                request.meta["offsite_redirect"] = _origin(target)[1] or target[:100]
+        return response

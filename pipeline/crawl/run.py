@@ -51,6 +51,7 @@ def scrapy_settings(p: CrawlParams) -> dict[str, Any]:
         "DOWNLOADER_MIDDLEWARES": {
             "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
             "pipeline.crawl.middleware.BackoffRetryMiddleware": 550,
+            "pipeline.crawl.middleware.SameOriginRedirectMiddleware": 650,  # before RedirectMiddleware (600)
         },
         "ITEM_PIPELINES": {
             "pipeline.crawl.item_pipelines.WarcPartPipeline": 100,

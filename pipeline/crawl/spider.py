@@ -62,6 +62,9 @@ class ArchiveSpider(scrapy.Spider):
 
     def parse_capture(self, response):
         cap = response.meta["capture"]
+        if response.meta.get("offsite_redirect"):
+            yield self._failure(cap, f"redirected off the archive to {response.meta['offsite_redirect']}: not followed")
+            return
         if response.status != 200:
             yield self._failure(cap, f"HTTP {response.status} after retries")
             return
@@ -87,6 +90,10 @@ class ArchiveSpider(scrapy.Spider):
 
     def parse_lookup(self, response):
         cap = response.meta["capture"]
+        if response.meta.get("offsite_redirect"):
+            yield self._failure(cap, f"CDX lookup redirected off the archive to {response.meta['offsite_redirect']}",
+                                lookup=True)
+            return
         if response.status != 200:
             yield self._failure(cap, f"CDX lookup HTTP {response.status} after retries")
             return

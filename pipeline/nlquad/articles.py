@@ -30,6 +30,10 @@ class CorruptWarcError(ValueError):
     """A WARC record that cannot be read back whole: the file and the record's byte offset are named."""
 
 
+class EmptyWarcError(ValueError):
+    """A crawl output with no page in it: extracting it would replace the articles with nothing."""
+
+
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _CHUNK = 1 << 16
 
@@ -169,7 +173,8 @@ def extract_articles(warc: Path, params: ExtractParams, eras: EraTally | None = 
     for url, ts, body in progress(iter_warc_pages(warc, lost), "extract", unit="page"):
         counts["pages"] += 1
         try:
-            ex = extract_page(body, url, params.min_words, params.max_page_bytes, params.max_depth)
+            ex = extract_page(body, url, params.min_words, params.max_page_bytes, params.max_depth,
+                              params.max_elements, params.max_sections)
         except Exception as exc:  # one page never sinks the stage
             log.warning("%s: cannot be extracted (%s: %s)", url, type(exc).__name__, str(exc)[:200])
             counts["rejected_parse_error"] += 1
@@ -180,6 +185,9 @@ def extract_articles(warc: Path, params: ExtractParams, eras: EraTally | None = 
             counts[f"rejected_{ex.rejected}"] += 1
             continue
         candidates.append((ts, ex))
+    if not counts["pages"]:
+        raise EmptyWarcError(f"{warc}: holds no response record ({len(lost or [])} unreadable): the crawl "
+                             "fetched nothing; rerun the crawl stage (the previous articles are kept)")
     if lost:
         log.warning("%s: %d unreadable record(s) skipped: %s", warc, len(lost), lost[:5])
         counts["lost_records"] = len(lost)

@@ -13,6 +13,7 @@ checked for every answer before anything is written.
 from __future__ import annotations
 
 import hashlib
+import re
 import statistics
 from collections import Counter
 from typing import Any, Iterable
@@ -27,8 +28,14 @@ class OffsetError(AssertionError):
     """An answer span does not reproduce its text: a bug, never data to ship."""
 
 
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
 def is_question(heading: str) -> bool:
-    return heading.strip().endswith("?")
+    """A sub-heading that ends in '?' and says something: at least one word of two letters ("Why?"), so a
+    heading that is only '?', '...?' or '2?' is no question."""
+    text = heading.strip()
+    return text.endswith("?") and bool(_WORD.search(text))
 
 
 def article_record(ex: Extraction, doc_id: str) -> tuple[dict[str, Any], Counter]:

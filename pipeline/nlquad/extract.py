@@ -602,20 +602,27 @@ def _page_date(soup: BeautifulSoup) -> str | None:
 
 # ----------------------------------------------------------------------------------------------------- page
 
-class _DepthProbe:
-    """lxml parser target that stops at ``limit`` levels of nesting: a page built to be deep costs
-    BeautifulSoup seconds to minutes per megabyte, this probe a fraction of a second."""
+class _ShapeProbe:
+    """lxml parser target that stops at ``max_depth`` levels of nesting or ``max_elements`` elements: a page
+    built to be deep or wide (a million ``<li>``) costs BeautifulSoup seconds to minutes and hundreds of
+    megabytes, this probe a fraction of that, holding no tree."""
 
     class TooDeep(Exception):
         pass
 
-    def __init__(self, limit: int):
-        self.limit, self.depth = limit, 0
+    class TooMany(Exception):
+        pass
+
+    def __init__(self, max_depth: int, max_elements: int):
+        self.max_depth, self.max_elements, self.depth, self.count = max_depth, max_elements, 0, 0
 
     def start(self, tag, attrib) -> None:
         self.depth += 1
-        if self.depth > self.limit:
+        self.count += 1
+        if self.depth > self.max_depth:
             raise self.TooDeep
+        if self.count > self.max_elements:
+            raise self.TooMany
 
     def end(self, tag) -> None:
         self.depth -= 1
@@ -624,24 +631,33 @@ class _DepthProbe:
         return None
 
 
-def too_deep(html: str | bytes, limit: int) -> bool:
-    parser = etree.HTMLParser(target=_DepthProbe(limit))
+def shape_rejection(html: str | bytes, max_depth: int, max_elements: int = 100_000) -> str | None:
+    """``too_deep``, ``too_many_elements`` or None."""
+    parser = etree.HTMLParser(target=_ShapeProbe(max_depth, max_elements))
     try:
         parser.feed(html)
         parser.close()
-    except _DepthProbe.TooDeep:
-        return True
+    except _ShapeProbe.TooDeep:
+        return "too_deep"
+    except _ShapeProbe.TooMany:
+        return "too_many_elements"
     except etree.LxmlError:
-        return False  # left to the real parse, which is lenient
-    return False
+        return None  # left to the real parse, which is lenient
+    return None
+
+
+def too_deep(html: str | bytes, limit: int) -> bool:
+    return shape_rejection(html, limit, max_elements=1 << 62) == "too_deep"
 
 
 def extract_page(html: str | bytes, url: str | None = None, min_words: int = 20, max_bytes: int = 5_000_000,
-                 max_depth: int = 400) -> Extraction:
+                 max_depth: int = 400, max_elements: int = 100_000, max_sections: int = 100) -> Extraction:
     """Extract one page. ``url`` is the captured URL (it decides video/live/section-front rejections);
     a page larger than ``max_bytes`` is rejected as ``too_large``, one nested deeper than ``max_depth`` as
-    ``too_deep``, one without an article body as ``no_article_body``, without a headline as
-    ``no_headline``, a body of fewer than ``min_words`` words as ``too_short``."""
+    ``too_deep``, one of more than ``max_elements`` elements as ``too_many_elements``, one without an
+    article body as ``no_article_body``, without a headline as ``no_headline``, a body of fewer than
+    ``min_words`` words as ``too_short``, one of more than ``max_sections`` sub-headed sections as
+    ``too_many_sections`` (one such page would otherwise be most of an NLQuAD data set)."""
     url = original_url(url)
     ex = Extraction(url=url)
     reason = path_rejection(url)
@@ -653,8 +669,9 @@ def extract_page(html: str | bytes, url: str | None = None, min_words: int = 20,
         ex.rejected = "too_large"
         return ex
     page = strip_archive_wrapping(decode_page(html))
-    if too_deep(page, max_depth):
-        ex.rejected = "too_deep"
+    shape = shape_rejection(page, max_depth, max_elements)
+    if shape:
+        ex.rejected = shape
         return ex
     soup = BeautifulSoup(page, "lxml", parse_only=ArticleParts())
     canonical = soup.find("link", rel="canonical")
@@ -673,6 +690,8 @@ def extract_page(html: str | bytes, url: str | None = None, min_words: int = 20,
         ex.rejected = "no_headline"
     elif sum(len(p.split()) for p in ex.intro + [q for s in ex.sections for q in s.paragraphs]) < min_words:
         ex.rejected = "too_short"
+    elif len(ex.sections) > max_sections:
+        ex.rejected = "too_many_sections"
     return ex
 
 

@@ -81,12 +81,39 @@ def load_xml(path: Path) -> list[MCQuestion]:
     return out
 
 
+def answer_index(value: object, what: str = "correct_answer_id") -> int | None:
+    """An option index from a file: an integer or a string of digits; absent or "" is a withheld key. A
+    float (1.7), a boolean (true) or any other text is refused, not rounded or read as 1."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"{what} must be an option index such as 0 or \"2\", got {value!r}")
+    if isinstance(value, str):
+        if not value.strip().isdigit():
+            raise ValueError(f"{what} must be an option index such as 0 or \"2\", got {value!r}")
+        return int(value.strip())
+    return value
+
+
+def _text_field(row: dict, key: str) -> str:
+    value = row[key]
+    if not isinstance(value, str):
+        raise TypeError(f"{key} must be a string, got {type(value).__name__}")
+    return value
+
+
 def load_jsonl(path: Path) -> list[MCQuestion]:
     def question(r: dict) -> MCQuestion:
-        key = r.get("correct_answer_id")
-        return MCQuestion(r["id"], r["context_id"], r.get("domain", ""), r.get("question_type", ""),
-                          _one_line(r["question"]), tuple(_one_line(a) for a in r["answers"]),
-                          int(key) if key not in (None, "") else None, r["context"].strip())
+        options = r["answers"]
+        if not isinstance(options, list) or not all(isinstance(a, str) for a in options):
+            # a string would become one option per letter ("abcd" -> a, b, c, d)
+            raise TypeError(f"answers must be a list of option strings, got {type(options).__name__}")
+        if len(options) < 2:
+            raise ValueError(f"answers has {len(options)} option(s)")
+        return MCQuestion(_text_field(r, "id"), _text_field(r, "context_id"), r.get("domain", ""),
+                          r.get("question_type", ""), _one_line(_text_field(r, "question")),
+                          tuple(_one_line(a) for a in options), answer_index(r.get("correct_answer_id")),
+                          _text_field(r, "context").strip())
 
     return list(iter_jsonl(path, "QuAIL question line", question, error=QuailFormatError))
 
@@ -117,7 +144,14 @@ def load_quail(path: str | Path) -> list[MCQuestion]:
 def apply_key(questions: list[MCQuestion], key_path: str | Path) -> list[MCQuestion]:
     """Fill answers from a leaderboard key (``{type: {qid: "index"}}``), checking it agrees where both exist."""
     raw = json.loads(Path(key_path).read_text(encoding="utf-8"))
-    flat = {qid: int(v) for group in raw.values() for qid, v in group.items()}
+    if not isinstance(raw, dict) or not all(isinstance(g, dict) for g in raw.values()):
+        raise QuailFormatError(f"{key_path}: expected {{question type: {{question id: answer index}}}}")
+    try:
+        flat = {qid: answer_index(v, f"answer of {qid}") for group in raw.values() for qid, v in group.items()}
+    except ValueError as exc:
+        raise QuailFormatError(f"{key_path}: {exc}") from None
+    if None in flat.values():
+        raise QuailFormatError(f"{key_path}: an answer is empty")
     out = []
     for q in questions:
         if q.qid in flat and q.answer is not None and flat[q.qid] != q.answer:

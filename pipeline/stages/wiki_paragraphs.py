@@ -30,7 +30,7 @@ def run(params: Params) -> dict:
         else:
             evidence_path = manifest["strategyqa_paragraphs"]["path"]
     counts: Counter = Counter()
-    paragraphs = dump_paragraphs(dump, counts, log, p.min_chars, p.workers)
+    paragraphs = dump_paragraphs(dump, counts, log, p.min_chars, p.workers, p.max_document_bytes)
     if evidence_path:
         paragraphs = with_evidence(paragraphs, evidence_path, counts)
     with atomic_output(OUT) as fh:

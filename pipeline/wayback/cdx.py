@@ -12,7 +12,7 @@ Retries and back-off are urllib3's (``Retry`` honours ``Retry-After``); nothing 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import requests
@@ -43,22 +43,79 @@ class CdxCapture:
         )
 
 
+class CdxFormatError(ValueError):
+    """A CDX reply that is not either server's JSON output."""
+
+
+_MAX_LINE = 1 << 20  # a CDX row is a few hundred bytes
+
+
+def iter_cdx_json(lines: Iterable[str]) -> Iterator[CdxCapture | _ResumeKey]:
+    """Captures (and a final resume key) from either server's JSON output, one line at a time: a reply of
+    a million rows (a server that ignores ``limit``) is never held whole. The Internet Archive writes one
+    row per line inside one array (``[["urlkey",...],\n["com,bbc)/...",...],\n...]``), or the whole array
+    on one line; pywb writes one object per line."""
+    header: list[str] | None = None
+    after_empty = False
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("{"):
+            try:
+                yield CdxCapture.from_fields(json.loads(line))
+            except (ValueError, AttributeError) as exc:
+                raise CdxFormatError(f"not a CDX JSON line ({exc}): {line[:120]!r}") from None
+            continue
+        if line.startswith("[["):
+            line = line[1:]
+        if line.endswith("]]"):
+            line = line[:-1]
+        try:
+            rows = json.loads("[" + line.rstrip(",") + "]")
+        except ValueError as exc:
+            raise CdxFormatError(f"not a CDX JSON row ({exc}): {line[:120]!r}") from None
+        for row in rows:
+            if not isinstance(row, list):
+                raise CdxFormatError(f"not a CDX JSON row: {str(row)[:120]!r}")
+            if header is None:
+                header = [str(f) for f in row]
+            elif not row:
+                after_empty = True
+            elif after_empty and len(row) == 1:
+                yield _ResumeKey(str(row[0]))
+            else:
+                yield CdxCapture.from_fields(dict(zip(header, row, strict=False)))
+
+
+class _ResumeKey(str):
+    """The Internet Archive's resume key, the last row of a page."""
+
+
 def parse_cdx_json(text: str) -> tuple[list[CdxCapture], str | None]:
     """Captures and the resume key (if any) from either server's JSON output."""
-    text = text.strip()
-    if not text:
-        return [], None
-    if text.startswith("["):  # Internet Archive: array of arrays
-        rows = json.loads(text)
-        if not rows:
-            return [], None
-        header, body = rows[0], rows[1:]
-        resume = None
-        if len(body) >= 2 and body[-2] == [] and len(body[-1]) == 1:
-            resume, body = body[-1][0], body[:-2]
-        return [CdxCapture.from_fields(dict(zip(header, r, strict=False))) for r in body if r], resume
-    caps = [CdxCapture.from_fields(json.loads(line)) for line in text.splitlines() if line.strip()]
-    return caps, None
+    caps: list[CdxCapture] = []
+    resume = None
+    for item in iter_cdx_json(text.splitlines()):
+        if isinstance(item, _ResumeKey):
+            resume = str(item)
+        else:
+            caps.append(item)
+    return caps, resume
+
+
+def _response_lines(resp: requests.Response, max_line: int = _MAX_LINE) -> Iterator[str]:
+    """Lines of a streamed reply, each bounded: one endless line cannot fill memory either."""
+    buf = b""
+    for chunk in resp.iter_content(1 << 16):
+        buf += chunk
+        *complete, buf = buf.split(b"\n")
+        for line in complete:
+            yield line.decode("utf-8", "replace")
+        if len(buf) > max_line:
+            raise CdxFormatError(f"{resp.url}: a CDX line longer than {max_line} bytes")
+    if buf:
+        yield buf.decode("utf-8", "replace")
 
 
 def retrying_session(total: int = 5, backoff: float = 2.0) -> requests.Session:
@@ -92,19 +149,22 @@ class CdxClient:
             params["to"] = end
         served = 0
         while True:
-            resp = self.session.get(self.cdx_url, params=params, timeout=self.timeout)
-            resp.raise_for_status()
-            caps, resume = parse_cdx_json(resp.text)
-            for cap in caps:
-                # pywb names filter fields differently and ignores unknown ones: re-apply them here
-                if "statuscode:200" in filters and cap.status != "200":
-                    continue
-                if "mimetype:text/html" in filters and cap.mime != "text/html":
-                    continue
-                yield cap
-                served += 1
-                if limit and served >= limit:
-                    return
+            resume = None
+            with self.session.get(self.cdx_url, params=params, timeout=self.timeout, stream=True) as resp:
+                resp.raise_for_status()
+                for cap in iter_cdx_json(_response_lines(resp)):
+                    if isinstance(cap, _ResumeKey):
+                        resume = str(cap)
+                        continue
+                    # pywb names filter fields differently and ignores unknown ones: re-apply them here
+                    if "statuscode:200" in filters and cap.status != "200":
+                        continue
+                    if "mimetype:text/html" in filters and cap.mime != "text/html":
+                        continue
+                    yield cap
+                    served += 1
+                    if limit and served >= limit:
+                        return
             if not resume:
                 return
             params["resumeKey"] = resume

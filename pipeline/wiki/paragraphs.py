@@ -11,7 +11,7 @@ malformed line is counted and logged with its line number, never fatal.
 from __future__ import annotations
 
 import gzip
-import io
+import hashlib
 import json
 import multiprocessing
 import os
@@ -88,13 +88,29 @@ class TruncatedDumpError(ValueError):
     """The dump's compressed stream is cut short or corrupt: the file (and the line reached) are named."""
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
+DEFAULT_MAX_DOCUMENT_BYTES = 16_000_000  # the longest enwiki CirrusSearch documents are a few megabytes
+
+
+def _lines(path: Path, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> Iterator[tuple[int, str | None]]:
+    """``(line number, text)``; a line longer than ``max_bytes`` is skipped unread as ``(n, None)``: held
+    whole, a 200 MB line took 3.9 GB to decode and parse."""
     opener = gzip.open if str(path).endswith(".gz") else open
     lineno = 0
     try:
         with opener(path, "rb") as raw:
-            for lineno, line in enumerate(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"), start=1):
-                yield lineno, line
+            while True:
+                line = raw.readline(max_bytes + 1)
+                if not line:
+                    return
+                lineno += 1
+                if len(line) > max_bytes and not line.endswith(b"\n"):
+                    while True:  # the rest of the line, in bounded pieces
+                        rest = raw.readline(1 << 20)
+                        if not rest or rest.endswith(b"\n"):
+                            break
+                    yield lineno, None
+                    continue
+                yield lineno, line.decode("utf-8", "replace")
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise TruncatedDumpError(f"{path}: compressed data ends or breaks after line {lineno} "
                                  f"({type(exc).__name__}: {exc}); the download is incomplete or damaged") from None
@@ -106,11 +122,27 @@ def _bad(counts: Counter, log, path: Path, lineno: int, why: str) -> None:
         log.warning("%s:%d: %s, skipped", path, lineno, why)
 
 
-def iter_dump_documents(path: Path, counts: Counter, log=None) -> Iterator[dict]:
+def _title_key(title: str) -> int:
+    """64 bits of a title: a full dump's 6.9 million titles fit in a set of ints (~400 MB less than strings)."""
+    return int.from_bytes(hashlib.blake2b(title.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def iter_dump_documents(path: Path, counts: Counter, log=None,
+                        max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> Iterator[dict]:
     """Article documents of a CirrusSearch dump; malformed lines and records are counted, logged with their
-    line number and skipped; a truncated or corrupt dump raises :class:`TruncatedDumpError`."""
+    line number and skipped; a truncated or corrupt dump raises :class:`TruncatedDumpError`. A document over
+    ``max_bytes`` is skipped (``oversized_documents``); a second article of a title already read is skipped
+    (``duplicate_titles``): paragraph ids are ``title-index``, so it would repeat the first one's ids."""
     expect_doc = False
-    for lineno, line in _lines(path):
+    seen_titles: set[int] = set()
+    for lineno, line in _lines(path, max_bytes):
+        if line is None:
+            counts["oversized_documents"] += 1
+            if log:
+                log.warning("%s:%d: document over %d bytes (wiki.max_document_bytes), skipped", path, lineno,
+                            max_bytes)
+            expect_doc = False
+            continue
         line = line.strip()
         if not line:
             continue
@@ -144,6 +176,14 @@ def iter_dump_documents(path: Path, counts: Counter, log=None) -> Iterator[dict]
         if src.lstrip().upper().startswith("#REDIRECT") or obj.get("is_redirect"):
             counts["skipped_redirect"] += 1
             continue
+        key = _title_key(obj["title"])
+        if key in seen_titles:
+            counts["duplicate_titles"] += 1
+            if log:
+                log.warning("%s:%d: a second article titled %r, skipped (its paragraph ids would repeat the "
+                            "first one's)", path, lineno, obj["title"][:200])
+            continue
+        seen_titles.add(key)
         yield obj
 
 
@@ -199,11 +239,12 @@ def resolve_workers(workers: int) -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def dump_paragraphs(path: Path, counts: Counter, log=None, min_chars: int = 2, workers: int = 1) -> Iterator[Paragraph]:
+def dump_paragraphs(path: Path, counts: Counter, log=None, min_chars: int = 2, workers: int = 1,
+                    max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> Iterator[Paragraph]:
     """Paragraphs of every article in dump order. ``workers`` > 1 parses in that many processes (0: every
     core); the paragraphs and counts are the same as with one."""
     articles = ((d["title"], d.get("source_text") or "", d.get("text") or "")
-                for d in iter_dump_documents(path, counts, log))
+                for d in iter_dump_documents(path, counts, log, max_document_bytes))
     n = resolve_workers(workers)
     parsed = (article_paragraphs(a, min_chars) for a in articles) if n == 1 else \
         _parsed_in_parallel(articles, n, min_chars)

@@ -1,0 +1,90 @@
+"""The CDX client reads a reply a line at a time: a server that ignores ``limit`` and answers with a
+million rows (or one endless line) cannot make discover hold it whole."""
+
+from __future__ import annotations
+
+import json
+import threading
+import tracemalloc
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from pipeline.wayback.cdx import CdxClient, CdxFormatError, parse_cdx_json, retrying_session
+
+ROW = {"urlkey": "uk,co,bbc)/news/uk-{i}", "timestamp": "20170101000000", "url": "https://www.bbc.co.uk/news/uk-{i}",
+       "mime": "text/html", "status": "200", "digest": "D{i}"}
+
+
+class _Server:
+    def __init__(self, body_lines, total: int):
+        lines, size = body_lines, total
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(size))
+                self.end_headers()
+                try:
+                    for line in lines():
+                        self.wfile.write(line)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}/cdx"
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _pywb_lines(n: int):
+    template = json.dumps(ROW) + "\n"
+    return lambda: (template.replace("{i}", str(i)).encode() for i in range(n))
+
+
+def test_a_huge_reply_is_streamed_not_held(tmp_path):
+    n = 200_000
+    size = sum(len(x) for x in _pywb_lines(n)())
+    assert size > 30_000_000
+    with _Server(_pywb_lines(n), size) as url:
+        client = CdxClient(url, retrying_session(total=0))
+        tracemalloc.start()
+        seen = 0
+        for cap in client.query("www.bbc.co.uk/news/"):
+            seen += 1
+            assert cap.status == "200"
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert seen == n
+    assert peak < 10_000_000, peak  # the reply is > 30 MB; held whole it would be several times that
+
+
+def test_an_endless_line_is_an_error_not_a_memory_grab():
+    blob = b'{"url": "' + b"x" * 3_000_000 + b'"}\n'
+    with _Server(lambda: iter([blob]), len(blob)) as url:
+        with pytest.raises(CdxFormatError, match="longer than"):
+            list(CdxClient(url, retrying_session(total=0)).query("www.bbc.co.uk/news/"))
+
+
+def test_internet_archive_rows_one_per_line_and_on_one_line_agree():
+    header = ["urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length"]
+    rows = [header, ["k", "20170101000000", "http://www.bbc.co.uk/news/uk-1", "text/html", "200", "A", "1"],
+            ["k", "20170102000000", "http://www.bbc.co.uk/news/uk-2", "text/html", "200", "B", "1"], [], ["key"]]
+    one_line = json.dumps(rows)
+    per_line = "[" + ",\n".join(json.dumps(r) for r in rows) + "]\n"
+    assert parse_cdx_json(one_line) == parse_cdx_json(per_line)
+    caps, resume = parse_cdx_json(per_line)
+    assert [c.url for c in caps] == ["http://www.bbc.co.uk/news/uk-1", "http://www.bbc.co.uk/news/uk-2"]
+    assert resume == "key"
+    with pytest.raises(CdxFormatError, match="not a CDX JSON"):
+        parse_cdx_json("<html>rate limited</html>")
