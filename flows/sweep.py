@@ -18,6 +18,7 @@ from prefect.client.orchestration import get_client
 from prefect.deployments import run_deployment
 from prefect.logging import get_run_logger
 
+from pipeline.common.safe_text import markdown_cell
 from pipeline.experiments.sweep import grid_points, point_name, run_point
 from pipeline.experiments.targets import check_targets
 
@@ -35,8 +36,8 @@ def experiment_point(point: dict[str, Any], name: str, targets: list[str] | None
                      dvc_remote: str | None = None) -> dict[str, Any]:
     result = _point(point, name, list(targets or []), dvc_remote)
     create_markdown_artifact(key="experiment-point", description=name, markdown=(
-        f"**{name}** on {result['host']} (worker pid {result['worker_pid']}): "
-        + ", ".join(f"`{k}={v}`" for k, v in point.items())))
+        f"**{markdown_cell(name)}** on {markdown_cell(result['host'])} (worker pid {result['worker_pid']}): "
+        + ", ".join(f"`{markdown_cell(k)}={markdown_cell(v)}`" for k, v in point.items())))
     return result
 
 
@@ -71,6 +72,7 @@ def sweep(grid: dict[str, list[Any]], name: str = "sweep", targets: list[str] | 
     if failed:
         raise RuntimeError(f"{len(failed)} of {len(summary)} point(s) did not complete: {failed}")
     create_markdown_artifact(key="sweep", description=name, markdown="\n".join(
-        ["| experiment | state |", "|---|---|"] + [f"| {s['name']} | {s['state']} |" for s in summary]
+        ["| experiment | state |", "|---|---|"]
+        + [f"| {markdown_cell(s['name'])} | {markdown_cell(s['state'])} |" for s in summary]
         + ["", "Compare: `dvc exp pull origin <name>` then `make exps` or `dvc metrics diff <a> <b>`."]))
     return summary

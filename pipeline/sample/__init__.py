@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.common.jsonl import iter_jsonl
-from pipeline.common.runtime import atomic_output, get_logger, progress
+from pipeline.common.runtime import get_logger, progress
+from pipeline.common.safe_text import write_plot_csv
 from pipeline.params import SampleParams
 from pipeline.sample.bbc_archive import (
     ArchivePlanner,
@@ -97,7 +98,4 @@ def capture_year_rows(out_dir: str | Path) -> list[dict[str, Any]]:
 
 
 def write_capture_plot(rows: list[dict[str, Any]], path: str | Path) -> None:
-    with atomic_output(path) as fh:
-        fh.write("year,template,captures\n")
-        for r in rows:
-            fh.write(f"{r['year']},{r['template']},{r['captures']}\n")
+    write_plot_csv(path, ("year", "template", "captures"), ([r["year"], r["template"], r["captures"]] for r in rows))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.common.runtime import atomic_output
+from pipeline.common.safe_text import write_plot_csv
 
 LENGTH_COLUMNS = ("system", "document_words_from", "document_words", "questions", "em", "f1", "iou")
 
@@ -21,16 +21,13 @@ def bin_start(label: str) -> int:
 
 def write_length_plot(path: str, summaries: dict[str, dict[str, Any]]) -> None:
     """One row per system and document-length bucket, buckets in length order."""
-    with atomic_output(path) as fh:
-        fh.write(",".join(LENGTH_COLUMNS) + "\n")
-        for system, summary in summaries.items():
-            for label, s in sorted(summary["by_document_words"].items(), key=lambda kv: bin_start(kv[0])):
-                fh.write(f"{system},{bin_start(label)},{label},{s['n']},{s['em']},{s['f1']},{s['iou']}\n")
+    write_plot_csv(path, LENGTH_COLUMNS, (
+        [system, bin_start(label), label, s["n"], s["em"], s["f1"], s["iou"]]
+        for system, summary in summaries.items()
+        for label, s in sorted(summary["by_document_words"].items(), key=lambda kv: bin_start(kv[0]))))
 
 
 def write_per_question_plot(path: str, system: str, rows: list[dict[str, Any]]) -> None:
     """F1 against IoU per question, in percent like everything else."""
-    with atomic_output(path) as fh:
-        fh.write("system,id,f1,iou\n")
-        for r in rows:
-            fh.write(f"{system},{r['id']},{100 * r['f1']:.2f},{100 * r['iou']:.2f}\n")
+    write_plot_csv(path, ("system", "id", "f1", "iou"),
+                   ([system, r["id"], f"{100 * r['f1']:.2f}", f"{100 * r['iou']:.2f}"] for r in rows))

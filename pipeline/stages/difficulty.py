@@ -3,13 +3,13 @@ human-model gap (or, without human accuracies, against model accuracy) and the p
 
 from __future__ import annotations
 
-import csv
 import json
 import statistics
 from pathlib import Path
 
 from pipeline.common.headline import write_headline
-from pipeline.common.runtime import atomic_output, write_json
+from pipeline.common.runtime import write_json
+from pipeline.common.safe_text import write_plot_csv
 from pipeline.difficulty.analysis import (
     MEASURES,
     analyse,
@@ -53,8 +53,7 @@ def run(params: Params) -> dict:
         skip_outputs(reason, [METRICS])
         for measure in MEASURES:
             write_headline("difficulty", measure, {})
-        with atomic_output(PLOT) as fh:
-            fh.write(",".join(PLOT_COLUMNS) + "\n")
+        write_plot_csv(PLOT, PLOT_COLUMNS, [])
         return {"skipped": reason}
     questions = heldout_dev(sets, train)
     predictions = _system_predictions()
@@ -90,13 +89,10 @@ def run(params: Params) -> dict:
     result["ablations"] = ablations
 
     gap = gaps(human, model_acc) if human else {}
-    with atomic_output(PLOT) as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(PLOT_COLUMNS)
-        for q in questions:
-            m = measures[q.qid]
-            w.writerow([q.qid, q.question_type, m.passage_words, round(m.fk_grade, 4), m.word_zipf,
-                        round(model_acc[q.qid], 2), "" if q.qid not in gap else round(gap[q.qid], 2)])
+    write_plot_csv(PLOT, PLOT_COLUMNS, (
+        [q.qid, q.question_type, measures[q.qid].passage_words, round(measures[q.qid].fk_grade, 4),
+         measures[q.qid].word_zipf, round(model_acc[q.qid], 2), "" if q.qid not in gap else round(gap[q.qid], 2)]
+        for q in questions))
     write_json(METRICS, result)
     # with human accuracies the paper's question (measures vs the human-model gap), else vs model accuracy
     against = result["human"]["vs_gap"] if human is not None else result["vs_model_accuracy"]
