@@ -25,6 +25,7 @@ from prefect.settings import PREFECT_API_URL
 
 from flows._common import PARENT_RUN_ENV
 from pipeline.common.headline import markdown_table, read_headlines
+from pipeline.common.runtime import dies_with_this_process
 from pipeline.experiments.targets import check_targets as check_stage_targets
 
 
@@ -58,7 +59,8 @@ def dvc_repro(repo_dir: str, targets: list[str], force: bool) -> None:
     logger.info("running %s in %s", " ".join(cmd), repo_dir)
     # the stages report to this run's server and carry its id as a tag (flows._common.stage_main)
     env = dict(os.environ, PREFECT_API_URL=str(PREFECT_API_URL.value() or ""), **{PARENT_RUN_ENV: _run_id()})
-    proc = subprocess.Popen(cmd, cwd=repo_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    proc = subprocess.Popen(cmd, cwd=repo_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            preexec_fn=dies_with_this_process())  # a killed run takes its dvc repro along
     tail: list[str] = []
     assert proc.stdout is not None
     for line in proc.stdout:

@@ -15,10 +15,11 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -248,6 +249,31 @@ def wait_until_serving(url: str, proc: subprocess.Popen, timeout: float, log_pat
             time.sleep(0.3)
     stop_process_group(proc)
     raise TimeoutError(f"{url} did not answer within {timeout:.0f}s; see {log_path}")
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def dies_with_this_process(sig: int = signal.SIGTERM) -> Callable[[], None]:
+    """``preexec_fn`` for a child that must not outlive the stage that starts it (a crawler, a replay
+    server, torchrun): Linux sends the child ``sig`` when this process dies, even by ``kill -9``, which no
+    ``finally`` or process-group cleanup here can do. Elsewhere a no-op. The kernel watches the thread that
+    forks, so call it from the stage's own thread, which lives as long as the child."""
+    parent = os.getpid()
+    return lambda: die_with_parent(parent, sig)
+
+
+def die_with_parent(parent: int | None = None, sig: int = signal.SIGTERM) -> None:
+    """This process gets ``sig`` when its parent dies (Linux; elsewhere a no-op): for a process another
+    tool started (a torchrun worker), so it cannot outlive that tool killed with -9. ``parent``: the pid
+    the parent had, to catch a parent that died before the call took effect."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+    if parent is not None and os.getppid() != parent:
+        os.kill(os.getpid(), sig)
 
 
 def stop_process_group(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 30.0) -> None:

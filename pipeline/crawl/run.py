@@ -9,6 +9,7 @@ retries on 408/429/5xx/timeouts/connection loss with exponential back-off honour
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import os
 import subprocess
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.common.jsonl import iter_jsonl
-from pipeline.common.runtime import ProgressReport, atomic_output, get_logger
+from pipeline.common.runtime import ProgressReport, atomic_output, dies_with_this_process, get_logger
 from pipeline.common.transient import RETRYABLE_HTTP_STATUS
 from pipeline.crawl.warc_store import finalize, read_index
 from pipeline.params import CrawlParams, DiscoverParams
@@ -74,14 +75,17 @@ def _run_scrapy(cmd: list[str], env: dict[str, str], work_dir: Path, already: in
     """Scrapy in a subprocess, its log lines forwarded to the stage's logger (the Prefect UI shows them), and
     every few seconds a progress line from what is stored: captures done of the list, rate, time left."""
     log = get_logger()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=dies_with_this_process())
 
     def forward() -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
             log.info("scrapy: %s", line.rstrip())
 
-    reader = threading.Thread(target=forward, daemon=True)
+    # the thread runs in this thread's context: Prefect's log shipper, started from it, must see the
+    # stage's server (a thread without the context made Prefect start a temporary server of its own)
+    reader = threading.Thread(target=contextvars.copy_context().run, args=(forward,), daemon=True)
     reader.start()
     report = ProgressReport("crawl", total=total, unit="captures")
     report.n = already

@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from pipeline.common.runtime import dies_with_this_process
 from pipeline.experiments.targets import check_targets
 from pipeline.params import PROJECT_PARAMS_FILE, Params, format_validation_error
 
@@ -131,7 +132,8 @@ def _env() -> dict[str, str]:
 def run(cmd: list[str], cwd: Path, log: Callable[[str], None], what: str) -> str:
     """Run one command, its output to ``log``; a failure names the command and ends with its last lines."""
     log(f"$ {' '.join(cmd)}")
-    proc = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True,
+                          preexec_fn=dies_with_this_process())
     out = (proc.stdout + proc.stderr).strip()
     for line in out.splitlines()[-200:]:
         log(line)

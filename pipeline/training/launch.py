@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipeline.common.runtime import free_port, get_logger, stop_process_group
+from pipeline.common.runtime import die_with_parent, dies_with_this_process, free_port, get_logger, stop_process_group
 
 POINTER = Path(".training-launch.json")  # for `python -m pipeline.training.join` on the other nodes
 LAUNCH_DIR = ".launch"
@@ -65,7 +65,7 @@ def run_torchrun(cmd: list[str], what: str) -> None:
     log.info("%s: %s", what, " ".join(cmd[1:]))
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=dies_with_this_process())
     tail: list[str] = []
     errors: list[str] = []  # a worker's exception line: torchrun's own traceback follows and hides it
     try:
@@ -140,7 +140,9 @@ def _launch(fn: Callable[..., Any], args: tuple, kwargs: dict, dist: Any, out_di
 
 
 def _worker(call: Path) -> None:
-    """One torchrun process: run the pickled call; rank 0 writes what it returns."""
+    """One torchrun process: run the pickled call; rank 0 writes what it returns. It dies with its
+    torchrun agent (which dies with the stage): no worker outlives a killed stage."""
+    die_with_parent(os.getppid())
     module, qualname, args, kwargs = pickle.loads(call.read_bytes())
     target: Any = importlib.import_module(module)
     for part in qualname.split("."):

@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.common.runtime import free_port, stop_process_group, wait_until_serving
+from pipeline.common.runtime import dies_with_this_process, free_port, stop_process_group, wait_until_serving
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,6 +88,7 @@ class LocalPywb:
         self.proc = subprocess.Popen(
             [str(bindir / "wayback"), "--bind", self.host, "--port", str(self.port), "--threads", "8"],
             cwd=self.root, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=dies_with_this_process(),  # a stage killed with -9 takes its replay server along
         )
         try:
             wait_until_serving(f"{self.endpoint}/cdx?url=example.invalid/&limit=1", self.proc,
