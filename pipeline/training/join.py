@@ -3,7 +3,9 @@
 Run it in the same checkout (shared storage) on every node but the one running ``dvc repro``, with the same
 ``distributed`` params (``nnodes`` > 1, ``rdzv_endpoint``). Each time a training stage there starts
 ``torchrun`` it writes ``.training-launch.json``; this process then starts this node's ``torchrun`` into the
-same rendezvous, waits for it, and waits for the next stage (``--once``: one training, then exit)."""
+same rendezvous, waits for it, and waits for the next stage (``--once``: one training, then exit). A failed
+training leaves it waiting for the next; a pointer older than ``--max-age`` (left by a killed stage) or not
+this user's private file is ignored."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ from pathlib import Path
 
 from pipeline.common.runtime import get_logger
 from pipeline.params import ParamsError, load_params
-from pipeline.training.launch import POINTER, run_torchrun, torchrun_command
+from pipeline.training.launch import POINTER, run_torchrun, torchrun_command, trusted_file
+
+DEFAULT_MAX_AGE_S = 120.0  # node 0 writes the pointer right before its torchrun, which waits for the others
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--once", action="store_true", help="join one training run, then exit")
     ap.add_argument("--timeout", type=float, default=None, help="give up after this many seconds without a run")
+    ap.add_argument("--max-age", type=float, default=DEFAULT_MAX_AGE_S,
+                    help="ignore a launch announced longer ago than this (seconds): a stale one from a killed stage")
     args = ap.parse_args(argv)
     try:
         dist = load_params(args.params).distributed
@@ -37,17 +43,24 @@ def main(argv: list[str] | None = None) -> int:
     log.info("waiting for a training run to join (%s)", POINTER.resolve())
     since = time.monotonic()
     while True:
-        launch = _read_pointer()
+        launch = _read_pointer(args.max_age)
         if launch and launch["rdzv_id"] not in joined:
             joined.add(launch["rdzv_id"])
             if launch["rdzv_endpoint"] != dist.rdzv_endpoint or launch["nnodes"] != dist.nnodes:
                 log.error("launch %s uses %s x %d nodes, this node's params %s x %d: not joining",
                           launch["rdzv_id"], launch["rdzv_endpoint"], launch["nnodes"], dist.rdzv_endpoint, dist.nnodes)
                 return 1
-            run_torchrun(torchrun_command(dist.nproc_per_node, dist.nnodes, dist.rdzv_endpoint, launch["rdzv_id"],
-                                          Path(launch["call"])), f"joined training {launch['rdzv_id']}")
-            if args.once:
-                return 0
+            try:
+                run_torchrun(torchrun_command(dist.nproc_per_node, dist.nnodes, dist.rdzv_endpoint,
+                                              launch["rdzv_id"], Path(launch["call"])),
+                             f"joined training {launch['rdzv_id']}")
+            except RuntimeError as exc:  # that run failed (on any node): this node waits for the next one
+                log.error("training %s failed: %s", launch["rdzv_id"], str(exc).splitlines()[0])
+                if args.once:
+                    return 1
+            else:
+                if args.once:
+                    return 0
             since = time.monotonic()
         if args.timeout is not None and time.monotonic() - since > args.timeout:
             log.error("no training run to join within %.0f s", args.timeout)
@@ -55,11 +68,19 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(0.5)
 
 
-def _read_pointer() -> dict | None:
-    try:
-        return json.loads(POINTER.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):  # not there yet, or being replaced
+def _read_pointer(max_age: float = DEFAULT_MAX_AGE_S) -> dict | None:
+    """The launch node 0 announced, if it can be trusted now: this user's private file, written less than
+    ``max_age`` seconds ago (a pointer left by a killed stage names a rendezvous nobody will join), naming a
+    call file that is this user's too."""
+    if not trusted_file(POINTER):
         return None
+    try:
+        launch = json.loads(POINTER.read_text())
+        fresh = time.time() - float(launch["written"]) <= max_age
+        call_ok = trusted_file(Path(launch["call"]))
+    except (FileNotFoundError, json.JSONDecodeError, KeyError, TypeError, ValueError):  # being replaced
+        return None
+    return launch if fresh and call_ok else None
 
 
 if __name__ == "__main__":

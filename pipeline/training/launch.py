@@ -25,6 +25,7 @@ import json
 import os
 import pickle
 import re
+import stat
 import subprocess
 import sys
 import time
@@ -107,14 +108,29 @@ def distributable(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, 
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
+    """Written whole under a temporary name, mode 0600 from the start: the call and the pointer are this
+    user's alone (another user who could swap them would run code on every rank)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
     tmp.replace(path)
+
+
+def trusted_file(path: Path) -> bool:
+    """A launch file another process may act on: a regular file owned by this user, writable by nobody else."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def _launch(fn: Callable[..., Any], args: tuple, kwargs: dict, dist: Any, out_dir: Path) -> dict[str, Any]:
     launch_dir = out_dir / LAUNCH_DIR
-    launch_dir.mkdir(parents=True, exist_ok=True)
+    launch_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    launch_dir.chmod(0o700)
     call, stats = launch_dir / "call.pkl", launch_dir / "stats.json"
     stats.unlink(missing_ok=True)
     _write_atomic(call, pickle.dumps((fn.__module__, fn.__qualname__, args, kwargs), protocol=5))
@@ -141,8 +157,11 @@ def _launch(fn: Callable[..., Any], args: tuple, kwargs: dict, dist: Any, out_di
 
 def _worker(call: Path) -> None:
     """One torchrun process: run the pickled call; rank 0 writes what it returns. It dies with its
-    torchrun agent (which dies with the stage): no worker outlives a killed stage."""
+    torchrun agent (which dies with the stage): no worker outlives a killed stage. A call file that is not
+    this user's private file is refused before it is read."""
     die_with_parent(os.getppid())
+    if not trusted_file(call):
+        raise SystemExit(f"{call}: not a regular file owned by this user and writable only by it; refusing to load it")
     module, qualname, args, kwargs = pickle.loads(call.read_bytes())
     target: Any = importlib.import_module(module)
     for part in qualname.split("."):
