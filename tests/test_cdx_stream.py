@@ -19,12 +19,15 @@ ROW = {"urlkey": "uk,co,bbc)/news/uk-{i}", "timestamp": "20170101000000", "url":
 class _Server:
     def __init__(self, body_lines, total: int):
         lines, size = body_lines, total
+        self.agents: list[str] = []
+        agents = self.agents
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
 
             def do_GET(self):
+                agents.append(self.headers.get("User-Agent", ""))
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(size))
@@ -88,3 +91,11 @@ def test_internet_archive_rows_one_per_line_and_on_one_line_agree():
     assert resume == "key"
     with pytest.raises(CdxFormatError, match="not a CDX JSON"):
         parse_cdx_json("<html>rate limited</html>")
+
+
+def test_the_cdx_client_says_who_is_asking():
+    """Archives ask research crawlers for a contact: crawl.contact goes into the CDX client's User-Agent too."""
+    server = _Server(_pywb_lines(1), sum(len(x) for x in _pywb_lines(1)()))
+    with server as url:
+        list(CdxClient(url, retrying_session(total=0, contact="mailto:me@example.org")).query("www.bbc.co.uk/news/"))
+    assert server.agents and "+mailto:me@example.org" in server.agents[0] and "github.com/)" not in server.agents[0]

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.params import Params
-from tests.import_walk import project_files
+from pipeline.experiments.stage_deps import code_deps, project_files, update
 
 
 def _expand(stages: dict) -> dict:
@@ -48,31 +48,85 @@ def _undeclared(repo: Path, stage: dict) -> list[str]:
     return sorted(str(f) for f in files if not any(str(f) == d or str(f).startswith(d + "/") for d in declared))
 
 
-def test_every_project_file_a_stage_imports_is_a_declared_dep(repo):
-    """An edit to any file a stage can execute reruns the stage: every import, followed to the end, is covered
-    by a declared file or folder (a folder covers its data files too, like porter2_overrides.json)."""
-    problems = {name: missing for name, stage in _dvc(repo)["stages"].items() if (missing := _undeclared(repo, stage))}
-    assert not problems, f"stages import project files they do not declare as deps: {problems}"
+def test_every_stage_declares_exactly_the_files_it_can_run(repo):
+    """File-level code deps, in both directions: every file a stage's entry point can execute is declared
+    (an edit reruns it) and nothing else is (an edit elsewhere does not). `python -m
+    pipeline.experiments.stage_deps` rewrites them."""
+    assert update(repo, write=False) == [], "run: python -m pipeline.experiments.stage_deps"
+    for name, stage in _dvc(repo)["stages"].items():
+        declared = sorted(d for d in stage["deps"] if d.startswith(("flows/", "pipeline/")))
+        assert declared == code_deps(repo, stage["cmd"]), name
+        assert not _undeclared(repo, stage), name
 
 
 def test_the_import_walk_sees_imports_inside_functions(tmp_path):
     """The walk above must be able to fail: a module imported only inside a function, relatively or
-    absolutely, is found, and so is a package's __init__."""
+    absolutely, is found, and so is a package's __init__ and a data file a module names."""
     (tmp_path / "flows").mkdir()
     (tmp_path / "pipeline" / "deep").mkdir(parents=True)
     for init in ("flows/__init__.py", "pipeline/__init__.py", "pipeline/deep/__init__.py"):
         (tmp_path / init).write_text("")
     (tmp_path / "flows" / "x.py").write_text("def f():\n    from pipeline.deep import hidden\n")
     (tmp_path / "pipeline" / "deep" / "hidden.py").write_text("def g():\n    from . import leaf\n")
-    (tmp_path / "pipeline" / "deep" / "leaf.py").write_text("import json\n")
+    (tmp_path / "pipeline" / "deep" / "leaf.py").write_text("import json\nDATA = 'table.json'\n")
+    (tmp_path / "pipeline" / "deep" / "table.json").write_text("{}")
+    (tmp_path / "pipeline" / "deep" / "unrelated.json").write_text("{}")
     found = {str(f) for f in project_files(tmp_path, "flows.x")}
     assert found == {"flows/__init__.py", "flows/x.py", "pipeline/__init__.py", "pipeline/deep/__init__.py",
-                     "pipeline/deep/hidden.py", "pipeline/deep/leaf.py"}
+                     "pipeline/deep/hidden.py", "pipeline/deep/leaf.py", "pipeline/deep/table.json"}
     stage = {"cmd": "python -m flows.x", "deps": ["flows/x.py", "flows/__init__.py", "pipeline/__init__.py"]}
     assert _undeclared(tmp_path, stage) == ["pipeline/deep/__init__.py", "pipeline/deep/hidden.py",
-                                            "pipeline/deep/leaf.py"]
+                                            "pipeline/deep/leaf.py", "pipeline/deep/table.json"]
     stage["deps"].append("pipeline/deep")
     assert _undeclared(tmp_path, stage) == []
+
+
+def test_touching_a_module_marks_exactly_the_stages_that_can_run_it(repo, tmp_path):
+    """The acceptance test: for every module under pipeline/ and flows/, an edit (in a throw-away copy)
+    makes `dvc status` report exactly the stages whose import closure holds it, e.g. a QuAIL heuristic
+    marks quail_baselines and nothing that parses Wikipedia."""
+    import shutil
+    import subprocess
+
+    from dvc.repo import Repo
+
+    copy = tmp_path / "copy"
+    tracked = subprocess.run(["git", "ls-files", "flows", "pipeline", "dvc.yaml", "dvc.lock", "params.yaml", ".dvc"],
+                             cwd=repo, capture_output=True, text=True, check=True).stdout.split()
+    for rel in tracked:
+        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(repo / rel, copy / rel)
+    subprocess.run(["git", "init", "-q"], cwd=copy, check=True)
+    stages = _dvc(copy)["stages"]
+    closure = {name: set(code_deps(copy, st["cmd"])) for name, st in stages.items()}
+    modules = sorted(rel for rel in tracked if rel.startswith(("flows/", "pipeline/")))
+    assert len(modules) > 60
+    dvc_repo = Repo(str(copy))
+
+    def marked(rel: str) -> set[str]:
+        status = dvc_repo.status()
+        out = set()
+        for name, changes in status.items():
+            for change in changes:
+                if isinstance(change, dict) and rel in change.get("changed deps", {}):
+                    out.add(name.split(":")[-1])
+        return out
+
+    wrong = {}
+    for rel in modules:
+        path = copy / rel
+        before = path.read_bytes()
+        path.write_bytes(before + b"\n# touched\n")
+        try:
+            got = marked(rel)
+        finally:
+            path.write_bytes(before)
+        want = {name for name, files in closure.items() if rel in files}
+        if got != want:
+            wrong[rel] = (sorted(got), sorted(want))
+    assert not wrong, wrong
+    heuristics = {name for name, files in closure.items() if "pipeline/quail/heuristics.py" in files}
+    assert heuristics == {"quail_baselines"}, heuristics
 
 
 def test_foreach_items_are_the_variants_the_flow_accepts(repo):

@@ -32,3 +32,19 @@ def test_lines_are_spaced_by_the_interval(caplog):
         for _ in range(50):
             report.update()
     assert not [r for r in caplog.records if r.getMessage().startswith("train:")]
+
+
+def test_the_progress_artifact_gets_a_readable_share(monkeypatch):
+    """The Prefect UI showed "13.333333333333334%": the share sent is rounded to a tenth."""
+    import prefect.artifacts
+
+    from pipeline.common import runtime
+
+    sent = []
+    report = ProgressReport("index", 15, "docs", every_s=0)  # its logger: a plain one, outside a run
+    monkeypatch.setattr(runtime, "in_prefect_run", lambda: True)
+    monkeypatch.setattr(prefect.artifacts, "create_progress_artifact", lambda progress, description: sent.append(progress) or "id")
+    monkeypatch.setattr(prefect.artifacts, "update_progress_artifact", lambda artifact_id, progress: sent.append(progress))
+    for _ in range(3):
+        report.update()
+    assert sent[:2] == [6.7, 13.3] and all(round(x, 1) == x for x in sent)

@@ -86,7 +86,7 @@ class ProgressReport:
     def _artifact(self) -> None:
         if not self.total or not in_prefect_run():
             return
-        share = min(100.0, 100.0 * self.n / self.total)
+        share = round(min(100.0, 100.0 * self.n / self.total), 1)  # the UI shows it as given: 13.3, not 13.333333333333334
         try:
             from prefect.artifacts import (
                 create_progress_artifact,

@@ -24,13 +24,9 @@ from pipeline.common.transient import RETRYABLE_HTTP_STATUS
 from pipeline.crawl.warc_store import finalize, read_index
 from pipeline.params import CrawlParams, DiscoverParams
 from pipeline.wayback.archive import ArchiveEndpoints
+from pipeline.wayback.cdx import user_agent
 
 SPIDER = Path(__file__).with_name("spider.py")
-
-
-def user_agent(contact: str | None) -> str:
-    """Who is asking and how to reach them (``crawl.contact``), as archives ask of research crawlers."""
-    return "qa-pipeline/0.1 (reading-comprehension research crawler" + (f"; +{contact})" if contact else ")")
 
 
 def scrapy_settings(p: CrawlParams) -> dict[str, Any]:

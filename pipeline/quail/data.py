@@ -32,13 +32,6 @@ class MCQuestion:
     answer: int | None  # index into options; None where the key is withheld
     context: str
 
-    def to_json(self) -> dict:
-        return {**asdict(self), "options": list(self.options)}
-
-    @classmethod
-    def from_json(cls, row: dict) -> "MCQuestion":
-        return cls(**{**row, "options": tuple(row["options"])})
-
 
 class QuailFormatError(ValueError):
     """The file is not QuAIL XML/jsonl; the message names the file and the record."""

@@ -9,14 +9,15 @@ from pipeline.common.runtime import atomic_output, write_json
 from pipeline.nlquad.discover import discover
 from pipeline.params import Params
 from pipeline.wayback.archive import open_archive
-from pipeline.wayback.cdx import CdxClient
+from pipeline.wayback.cdx import CdxClient, retrying_session
 
 OUT = Path("data/raw/captures.jsonl")
 
 
 def run(params: Params) -> dict:
     with open_archive(params.archive, Path(".pywb/discover")) as endpoints:
-        rows, counts = discover(CdxClient(endpoints.cdx_url), params.discover)
+        client = CdxClient(endpoints.cdx_url, retrying_session(contact=params.crawl.contact))
+        rows, counts = discover(client, params.discover)
     with atomic_output(OUT) as fh:
         for row in rows:
             fh.write(json.dumps(row, sort_keys=True) + "\n")

@@ -21,7 +21,10 @@ from urllib3.util.retry import Retry
 
 from pipeline.common.transient import RETRYABLE_HTTP_STATUS
 
-USER_AGENT = "qa-pipeline/0.1 (reading-comprehension research; https://github.com/) python-requests"
+def user_agent(contact: str | None) -> str:
+    """Who is asking and how to reach them (``crawl.contact``), as archives ask of research crawlers: the
+    one User-Agent of the CDX client and the crawler."""
+    return "qa-pipeline/0.1 (reading-comprehension research crawler" + (f"; +{contact})" if contact else ")")
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ def _response_lines(resp: requests.Response, max_line: int = _MAX_LINE) -> Itera
         yield buf.decode("utf-8", "replace")
 
 
-def retrying_session(total: int = 5, backoff: float = 2.0) -> requests.Session:
+def retrying_session(total: int = 5, backoff: float = 2.0, contact: str | None = None) -> requests.Session:
     session = requests.Session()
     retry = Retry(total=total, backoff_factor=backoff, status_forcelist=sorted(RETRYABLE_HTTP_STATUS),
                   allowed_methods=frozenset({"GET", "HEAD"}), respect_retry_after_header=True,
@@ -126,7 +129,7 @@ def retrying_session(total: int = 5, backoff: float = 2.0) -> requests.Session:
     adapter = HTTPAdapter(max_retries=retry)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
-    session.headers["User-Agent"] = USER_AGENT
+    session.headers["User-Agent"] = user_agent(contact)
     return session
 
 
