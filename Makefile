@@ -21,7 +21,12 @@ export QA_PIPELINE_PYWB_BIN := $(CURDIR)/$(VENV_PYWB)/bin
 
 .PHONY: setup repro repro-gpu test serve plots exps check-params clean-envs
 
-setup: $(VENV)/.installed $(VENV_PYWB)/.installed .plots-vendor/offline_template.html
+setup: $(VENV)/.installed $(VENV)/.editable $(VENV_PYWB)/.installed .plots-vendor/offline_template.html
+
+# the project itself, editable: `import pipeline` works from any folder in the activated venv
+$(VENV)/.editable: pyproject.toml $(VENV)/.installed
+	$(UV) pip install --python $(VENV)/bin/python --no-deps --no-build-isolation --quiet -e .
+	touch $@
 
 # `dvc plots show` offline: vega, vega-lite and vega-embed from the npm registry, inlined into the HTML
 # template that .dvc/config.local names (pipeline/common/plots_template.py)
