@@ -1,0 +1,35 @@
+"""`python -m pipeline.experiments.would_rerun -S ...`: the stages an experiment would rerun, printed before
+it starts (DVC 3.67's `dvc exp run --dry` runs in a copy without outputs, where every stage looks new)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from pipeline.experiments.sweep import SweepError
+from pipeline.experiments.would_rerun import plan
+
+
+def test_a_quail_heuristic_param_reruns_its_stage_then_what_reads_it(repo):
+    result = plan(repo, {"quail.pmi_window": 5}, with_status=False)
+    assert result["direct"] == ["quail_baselines"]
+    assert "difficulty" in result["downstream"] and "wiki_paragraphs" not in result["downstream"]
+
+
+def test_a_training_budget_reruns_training_then_prediction_and_scoring(repo):
+    result = plan(repo, {"span_window.max_steps": 20}, with_status=False)
+    assert result["direct"] == ["train_span"]
+    assert result["downstream"] == ["predict_span", "evaluate_span"]
+
+
+def test_a_bad_override_is_refused_before_anything(repo):
+    with pytest.raises(SweepError, match="quail.nope"):
+        plan(repo, {"quail.nope": 1}, with_status=False)
+    res = subprocess.run([sys.executable, "-m", "pipeline.experiments.would_rerun", "-S", "quail.pmi_window=-3",
+                          "--no-status"], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "quail.pmi_window" in res.stderr
+    res = subprocess.run([sys.executable, "-m", "pipeline.experiments.would_rerun", "-S", "quail.pmi_window=20",
+                          "--no-status"], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and "quail_baselines" in res.stdout and "certainly" in res.stdout, res.stderr
