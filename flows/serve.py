@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -99,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         if started_here:
             stop_shared_server()
         return 2
+    # Prefect's own banner prints `prefect deployment run ...` without the server's address, which in a
+    # shell without PREFECT_API_URL starts a temporary server and finds no deployment: print one that works
+    prefect_bin = Path(sys.executable).with_name("prefect")
+    print(f"Run one now: PREFECT_API_URL={shlex.quote(os.environ['PREFECT_API_URL'])} {shlex.quote(str(prefect_bin))} "
+          f"deployment run {shlex.quote('rebuild/' + schedule.deployment_name)}", flush=True)
     try:
         with stage_lease():  # the supervisor keeps the server up while the scheduler runs
             serve(deployment)

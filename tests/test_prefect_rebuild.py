@@ -130,6 +130,14 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
             found = httpx.post(f"{prefect_api}/deployments/filter", json={}, timeout=10).json()
             deployment = next((d for d in found if d["name"] == "nightly" and not d.get("paused")), None)
         assert deployment, (tmp_path / "serve.log").read_text()[-3000:]
+        # the command serve prints runs as printed, in a shell without PREFECT_API_URL
+        printed = next(line for line in (tmp_path / "serve.log").read_text().splitlines()
+                       if line.startswith("Run one now: "))
+        shell_env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+        res = subprocess.run(printed.removeprefix("Run one now: "), shell=True, env=shell_env, capture_output=True,
+                             text=True, timeout=120)
+        assert res.returncode == 0 and "Created flow run" in res.stdout, res.stdout[-2000:] + res.stderr[-2000:]
+        assert "temporary server" not in res.stdout + res.stderr
         create = f"{prefect_api}/deployments/{deployment['id']}/create_flow_run"
         for params in ({"repo_dir": str(evil)}, {"targets": [f"{evil}/dvc.yaml:make"]}):
             res = httpx.post(create, json={"parameters": params}, timeout=10)
