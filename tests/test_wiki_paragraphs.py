@@ -94,6 +94,17 @@ def test_malformed_lines_are_counted_with_line_numbers_and_skips_apply(tmp_path,
     assert f"{path}:6: document without a string title" in caplog.text
 
 
+
+def _read_dump(tmp_path, lines: list[dict], caplog):
+    """Write ``lines`` as a gzipped CirrusSearch dump and read it back: (path, counts, paragraphs)."""
+    path = tmp_path / "dump.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(line) + "\n" for line in lines))
+    counts: Counter = Counter()
+    with caplog.at_level(logging.WARNING):
+        paras = list(dump_paragraphs(path, counts, logging.getLogger("t")))
+    return path, counts, paras
+
 def test_records_with_wrong_types_are_counted_not_fatal(tmp_path, caplog):
     lines = [
         {"index": {"_id": "1"}}, {"title": "Listy", "namespace": 0, "source_text": ["a", "list"]},
@@ -101,12 +112,7 @@ def test_records_with_wrong_types_are_counted_not_fatal(tmp_path, caplog):
         {"index": {"_id": "3"}}, {"title": None, "namespace": 0, "text": "A title-less text."},
         {"index": {"_id": "4"}}, {"title": "Good", "namespace": 0, "source_text": "Good text here."},
     ]
-    path = tmp_path / "dump.json.gz"
-    with gzip.open(path, "wt", encoding="utf-8") as fh:
-        fh.write("".join(json.dumps(line) + "\n" for line in lines))
-    counts: Counter = Counter()
-    with caplog.at_level(logging.WARNING):
-        paras = list(dump_paragraphs(path, counts, logging.getLogger("t")))
+    path, counts, paras = _read_dump(tmp_path, lines, caplog)
     assert [p.id for p in paras] == ["Good-0"]  # no "None-0"
     assert counts["malformed_lines"] == 3
     assert f"{path}:2: document 'Listy' has a non-string 'source_text'" in caplog.text
@@ -161,12 +167,7 @@ def test_a_second_article_of_the_same_title_is_skipped_not_given_the_same_ids(tm
     lines = [{"index": {"_id": "1"}}, {"title": "Paris", "namespace": 0, "source_text": "The first text."},
              {"index": {"_id": "2"}}, {"title": "Lyon", "namespace": 0, "source_text": "Another city."},
              {"index": {"_id": "3"}}, {"title": "Paris", "namespace": 0, "source_text": "A second copy."}]
-    path = tmp_path / "dump.json.gz"
-    with gzip.open(path, "wt", encoding="utf-8") as fh:
-        fh.write("".join(json.dumps(line) + "\n" for line in lines))
-    counts: Counter = Counter()
-    with caplog.at_level(logging.WARNING):
-        paras = list(dump_paragraphs(path, counts, logging.getLogger("t")))
+    path, counts, paras = _read_dump(tmp_path, lines, caplog)
     assert [(p.id, p.text) for p in paras] == [("Paris-0", "The first text."), ("Lyon-0", "Another city.")]
     assert counts["duplicate_titles"] == 1 and f"{path}:6: a second article titled 'Paris'" in caplog.text
     assert len({p.id for p in paras}) == len(paras)
