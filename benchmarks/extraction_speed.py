@@ -31,7 +31,8 @@ def rate(fn, pages, repeat: int) -> float:
 
 
 def main() -> None:
-    facts = {f["file"]: f["url"] for f in json.loads((FIXTURES / "facts.json").read_text())}
+    # a replay's url reads "URL (Wayback capture ...)"
+    facts = {f["file"]: f["url"].split(" ")[0] for f in json.loads((FIXTURES / "facts.json").read_text())}
     pages = [(facts[p.name], p.read_bytes()) for p in sorted(FIXTURES.glob("*.html"))]
     ours = rate(lambda h, u: extract_page(h, u), pages, 5)
     bs_floor = rate(lambda h, u: BeautifulSoup(h, "lxml"), pages, 5)

@@ -64,9 +64,10 @@ def team(tmp_path_factory, repo, prefect):
         sh(["git", "clone", "-q", "--bare", str(repo), str(origin)], root, env)
         alice = root / "alice"
         sh(["git", "clone", "-q", str(origin), str(alice)], root, env)
-        # a checkout on a detached commit (as some CI systems make) gives a clone without a branch: name one
-        sh(["git", "checkout", "-q", "-B", "main"], alice, env)
-        sh(["git", "--git-dir", str(origin), "symbolic-ref", "HEAD", "refs/heads/main"], root, env)
+        # a checkout on a detached commit (as some CI systems make) gives a clone without a branch, and the
+        # source's other branches may be ahead of it: the group works on a branch of its own
+        sh(["git", "checkout", "-q", "-B", "team"], alice, env)
+        sh(["git", "--git-dir", str(origin), "symbolic-ref", "HEAD", "refs/heads/team"], root, env)
         # the group's remote settings go into git; the secret only into .dvc/config.local
         sh(["dvc", "remote", "modify", "team", "endpointurl", store.endpoint], alice, env)
         sh(["dvc", "remote", "modify", "team", "url", f"s3://{store.bucket}/dvc"], alice, env)
@@ -75,7 +76,7 @@ def team(tmp_path_factory, repo, prefect):
         sh(["dvc", "repro", *STAGES], alice, env)
         sh(["git", "add", ".dvc/config", "dvc.lock"], alice, env)
         sh(["git", "commit", "-q", "-m", "team remote; reproduced"], alice, env, check=False)
-        sh(["git", "push", "-q", "origin", "HEAD:refs/heads/main"], alice, env)
+        sh(["git", "push", "-q", "origin", "HEAD:refs/heads/team"], alice, env)
         push = sh(["dvc", "push", *STAGES], alice, env)
         yield {"root": root, "origin": origin, "alice": alice, "store": store, "env": env, "push": push.stdout}
 
