@@ -170,7 +170,8 @@ class ArticleParts(ElementFilter):
 def _absolute_news_link(href: str | None, base: str | None) -> str | None:
     if not href or href.startswith(("#", "mailto:", "javascript:")):
         return None
-    absolute = original_url(urljoin(base or "https://www.bbc.co.uk/", original_url(href)))
+    # a replay's link (absolute or "/web/<ts>/http://...") is read as the original before it is joined
+    absolute = urljoin(base or "https://www.bbc.co.uk/", original_url(href))
     parts = urlsplit(absolute)
     if not is_bbc_host(parts.netloc) or path_rejection(absolute):
         return None
@@ -435,6 +436,7 @@ _STM_BLOCKS = frozenset({"p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "
 _STM_SKIP = frozenset({"table", "form", "script", "style", "noscript", "object", "embed", "select", "textarea",
                        "iframe", "map", "img", "input"})
 _STM_TITLE_PREFIX = re.compile(r"^BBC NEWS\s*\|.*\|\s*")
+_TAG = re.compile(r"<[^>]*>")
 
 
 def _stm_body(page: str) -> str | None:
@@ -443,14 +445,14 @@ def _stm_body(page: str) -> str | None:
     best, best_words = None, 0
     for m in _BO.finditer(page):
         inner = _MARKED.sub(lambda b: b.group(0) if b.group(1) == "SF" else "<div></div>", m.group(1))
-        words = len(BeautifulSoup(inner, "lxml").get_text(" ").split())
+        words = len(_TAG.sub(" ", inner).split())  # a ranking only: tags out, no parse
         if words > best_words:
             best, best_words = inner, words
     return best
 
 
 def _stm_runs(node: Tag, out: BeautifulSoup, runs: list[tuple[Tag, bool]], state: dict) -> None:
-    """Flatten a cream body into runs of inline content between block boundaries: ``<p>`` is often left
+    """Flatten an stm story body into runs of inline content between block boundaries: ``<p>`` is often left
     unclosed as a separator, and text sits bare between boxes, so elements are not paragraphs here."""
     def flush() -> None:
         run = state["run"]
@@ -644,10 +646,6 @@ def shape_rejection(html: str | bytes, max_depth: int, max_elements: int = 100_0
     except etree.LxmlError:
         return None  # left to the real parse, which is lenient
     return None
-
-
-def too_deep(html: str | bytes, limit: int) -> bool:
-    return shape_rejection(html, limit, max_elements=1 << 62) == "too_deep"
 
 
 def extract_page(html: str | bytes, url: str | None = None, min_words: int = 20, max_bytes: int = 5_000_000,
