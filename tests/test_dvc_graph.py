@@ -79,6 +79,14 @@ def test_the_import_walk_sees_imports_inside_functions(tmp_path):
                                             "pipeline/deep/leaf.py", "pipeline/deep/table.json"]
     stage["deps"].append("pipeline/deep")
     assert _undeclared(tmp_path, stage) == []
+    # what runs by name: a module in a string (Scrapy settings), a script beside a module (scrapy runspider)
+    (tmp_path / "pipeline" / "deep" / "leaf.py").write_text(
+        "MIDDLEWARE = 'pipeline.deep.mw.Backoff'\nSPIDER = 'spider.py'\n")
+    (tmp_path / "pipeline" / "deep" / "mw.py").write_text("class Backoff: ...\n")
+    (tmp_path / "pipeline" / "deep" / "spider.py").write_text("from pipeline.deep import crawled\n")
+    (tmp_path / "pipeline" / "deep" / "crawled.py").write_text("")
+    found = {str(f) for f in project_files(tmp_path, "flows.x")}
+    assert {"pipeline/deep/mw.py", "pipeline/deep/spider.py", "pipeline/deep/crawled.py"} <= found
 
 
 def test_touching_a_module_marks_exactly_the_stages_that_can_run_it(repo, tmp_path):

@@ -7,7 +7,9 @@ a folder dep couples tracks that share a folder (an edit to a QuAIL heuristic re
 reruns exactly the stages that can run the edited file.
 
 The walk parses (never imports) each module and follows every import, top level or inside a function,
-absolute or relative, with the ``__init__.py`` of every package on the way. A data file beside a module
+absolute or relative, with the ``__init__.py`` of every package on the way; a module named in a string
+(``"pipeline.crawl.middleware.BackoffRetryMiddleware"`` in Scrapy's settings) or a script beside a module run
+by its file name (``spider.py``, run by ``scrapy runspider``) counts as imported. A data file beside a module
 (``porter2_overrides.json``) is a dep of the stages that reach a module naming it.
 """
 
@@ -15,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import sys
 from pathlib import Path
 
 PROJECT_PACKAGES = ("flows", "pipeline")
+_DOTTED = re.compile(r"(?:flows|pipeline)(?:\.[A-Za-z_]\w*)+")
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -46,6 +50,8 @@ def _imported_modules(source: str, path: Path, module: str) -> set[str]:
                 target = node.module or ""
             found.add(target)
             found.update(f"{target}.{alias.name}" for alias in node.names)  # `from pkg import module`
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _DOTTED.fullmatch(node.value):
+            found.add(node.value)  # loaded by name: a Scrapy middleware "pipeline.crawl.middleware.Backoff..."
     return {m for m in found if m.split(".")[0] in PROJECT_PACKAGES}
 
 
@@ -68,8 +74,13 @@ def project_files(repo: Path, module: str) -> set[Path]:
             continue
         source = path.read_text(encoding="utf-8")
         files.add(path.relative_to(repo))
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for sibling in path.parent.iterdir():
-            if sibling.is_file() and sibling.suffix not in (".py", ".pyc") and sibling.name in source:
+            if not sibling.is_file() or sibling == path or sibling.name not in source:
+                continue
+            if sibling.suffix == ".py":  # run as a script by name (scrapy runspider .../spider.py)
+                todo.append(f"{package}.{sibling.stem}")
+            elif sibling.suffix != ".pyc":
                 files.add(sibling.relative_to(repo))
         todo.extend(_imported_modules(source, path, name))
     return files
@@ -105,7 +116,7 @@ def update(repo: Path = ROOT, write: bool = True) -> list[str]:
     for name, stage in doc["stages"].items():
         body = stage["do"] if "foreach" in stage else stage
         deps = body["deps"]
-        want = code_deps(repo, body["cmd"].replace("${item}", "x"))
+        want = code_deps(repo, body["cmd"])
         have = [d for d in deps if isinstance(d, str) and _is_code(d)]
         if have == want:
             continue
