@@ -36,6 +36,24 @@ def run_tags() -> list[str]:
     return ["dvc-stage", *([f"rebuild:{parent}"] if parent else [])]
 
 
+STOPPED_BY_SIGNAL = ("Execution was aborted by a termination signal.",
+                     "Execution was aborted by an interrupt signal.")  # Prefect's crash messages
+
+
+def cancelled_if_stopped(flow: Any, flow_run: Any, state: Any) -> None:
+    """``on_crashed`` hook: a stage stopped by a signal (its rebuild cancelled, ``make serve`` or ``dvc repro``
+    stopped with Ctrl-C) was cancelled by someone, not crashed; its run says so. A stage that died of its own
+    error keeps its Crashed or Failed state."""
+    if state.message not in STOPPED_BY_SIGNAL:
+        return
+    from prefect.client.orchestration import get_client
+    from prefect.states import Cancelled
+
+    with get_client(sync_client=True) as client:
+        client.set_flow_run_state(flow_run.id, Cancelled(message=f"Stopped by a signal: {state.message}"),
+                                  force=True)
+
+
 def stage_main(flow: Callable[..., Any], argv: list[str] | None = None,
                variants: tuple[str, ...] | None = None) -> int:
     """CLI of ``python -m flows.<stage> [VARIANT]``: validate params first, so a bad file writes nothing at
@@ -55,7 +73,8 @@ def stage_main(flow: Callable[..., Any], argv: list[str] | None = None,
 
     api_url = os.environ.get("PREFECT_API_URL") or shared_api_url()
     name = getattr(flow, "name", "stage") + (f"@{args.variant}" if variants else "")
-    named = flow.with_options(flow_run_name=name.replace("{", "{{").replace("}", "}}"))
+    named = flow.with_options(flow_run_name=name.replace("{", "{{").replace("}", "}}"),
+                              on_crashed=[*flow.on_crashed_hooks, cancelled_if_stopped])
     with stage_lease(), temporary_settings({PREFECT_API_URL: api_url}), tags(*run_tags()):
         if variants:
             named(args.variant, params_file=args.params)

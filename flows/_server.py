@@ -46,11 +46,16 @@ DEFAULT_PORT = 4200
 
 
 def _port_free(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether the server could listen on ``port``: bound as uvicorn binds (``SO_REUSEADDR``), so the
+    TIME_WAIT sockets a stopped server leaves for a minute do not count as taken (without it a quick
+    restart of ``make serve`` moved to a random port and every printed "View at" link broke)."""
     import socket
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
+            s.listen(1)
         except OSError:
             return False
     return True
@@ -62,12 +67,21 @@ def preferred_port() -> int:
     return port if _port_free(port) else free_port()
 
 
+def server_env(host: str, port: int) -> dict[str, str]:
+    """The server's own address in its settings, not only on its command line: the UI asks the server
+    (``/ui-settings``) where the API is, and Prefect answers from these settings (default 127.0.0.1:4200
+    whatever ``--port`` says), so a server on another port showed another server's runs, or none."""
+    api = f"http://{host}:{port}/api"
+    return {"PREFECT_SERVER_API_HOST": host, "PREFECT_SERVER_API_PORT": str(port), "PREFECT_UI_API_URL": api,
+            "PREFECT_API_URL": api}
+
+
 def start_server(host: str, port: int, log_path: Path) -> subprocess.Popen:
     """``prefect server start`` on ``host:port`` in its own process group, returned once it answers."""
     log = open(log_path, "ab")
     proc = subprocess.Popen(
         [str(Path(sys.executable).with_name("prefect")), "server", "start", "--host", host, "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **server_env(host, port)},
     )
     wait_until_serving(f"http://{host}:{port}/api/health", proc, 180, log_path)
     return proc
@@ -104,8 +118,9 @@ def _lock() -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def shared_api_url(timeout_s: float = 180.0) -> str:
-    """The shared server's API URL, starting it (and its supervisor) when none is running."""
+def shared_api_url(timeout_s: float = 180.0, announce: bool = True) -> str:
+    """The shared server's API URL, starting it (and its supervisor) when none is running. ``announce``:
+    say where its UI is and when it stops (a stage; ``make serve`` holds it up and says so itself)."""
     with _lock():
         url = running_server()
         if url:
@@ -121,9 +136,10 @@ def shared_api_url(timeout_s: float = 180.0) -> str:
                 raise RuntimeError(f"the shared Prefect server exited with {supervisor.returncode}; see "
                                    f"{HOME / 'shared-server.log'}")
             url = running_server()
-            if url:
+            if url and announce:
                 print(f"Prefect UI for these runs: {url.removesuffix('/api')} (stops after {float(idle):.0f} s "
                       f"without a stage, {IDLE_ENV}; `make serve` shows every run again)", file=sys.stderr)
+            if url:
                 return url
             time.sleep(0.5)
     raise TimeoutError(f"the shared Prefect server did not start within {timeout_s:.0f} s; see "

@@ -66,9 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         # without PREFECT_API_URL starts a temporary server of its own for the deployment
         os.environ.setdefault(PORT_ENV, str(args.port))
         started_here = running_server() is None
-        os.environ["PREFECT_API_URL"] = shared_api_url()
+        os.environ["PREFECT_API_URL"] = shared_api_url(announce=False)
         print(f"Prefect UI: {os.environ['PREFECT_API_URL'].removesuffix('/api')} (every run of this project: "
-              f"dvc repro, dvc exp run, the schedule)", flush=True)
+              f"dvc repro, dvc exp run, the schedule; up while this serves"
+              f"{', then stopped' if started_here else ''})", flush=True)
     try:
         schedule = load_params(args.params).schedule
     except ParamsError as exc:

@@ -392,8 +392,9 @@ class DifficultyParams(StrictModel):
     @field_validator("models")
     @classmethod
     def _known(cls, value: list[str]) -> list[str]:
-        known = {"random", "longchoice", "pmi", "ir", "mc_full", "mc_passage_options", "mc_question_options",
-                 "mc_options"}
+        from pipeline.quail.systems import all_systems
+
+        known = set(all_systems())
         unknown = [m for m in value if m not in known]
         if unknown:
             raise ValueError(f"unknown systems {unknown}; choose from {sorted(known)}")

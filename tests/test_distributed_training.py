@@ -1,4 +1,5 @@
-"""Training through the ``distributed`` params switch (``pipeline.training.launch``), on CPU with gloo:
+"""Training through the ``distributed`` params switch (``pipeline.training.launch``), on CPU with gloo, by the
+``train_span`` stage itself (every rank rebuilds the stage's training call from its launch spec):
 
 - ``nproc_per_node: 2`` launches ``torchrun``: 2 processes x 4 examples per step end with the same model as the
   stage's own process x 8, because Accelerate's ``split_batches`` gives each process its half of the same global
@@ -28,10 +29,10 @@ import torch
 from safetensors.torch import load_file
 
 from pipeline.common.runtime import free_port
-from pipeline.params import DistributedParams, project_section
+from pipeline.params import DistributedParams, Params, load_params
 from pipeline.span_qa.train import collate
-from pipeline.span_qa.train import train as train_windows
-from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.stages import span_qa
+from pipeline.training.finetune import resolve_model_path
 from pipeline.training.launch import POINTER
 from tests.params_files import write_params
 
@@ -62,49 +63,67 @@ def no_dropout_model(tmp_path_factory) -> Path:
     return dst
 
 
-def _config(model: Path, dist: DistributedParams | None) -> TrainConfig:
-    budget = project_section("span_window", learning_rate=1e-4, batch_size=8, max_steps=4, warmup_ratio=0.0,
-                             weight_decay=0.01, seed=5, checkpoint_every=2, device="cpu")
-    return TrainConfig.from_params(budget, str(model), distributed=dist)
+def _dist(**kw) -> dict:
+    return DistributedParams.model_validate({"nproc_per_node": 1, "nnodes": 1, "rdzv_endpoint": None,
+                                             **kw}).model_dump()
 
 
-def _dist(**kw) -> DistributedParams:
-    return DistributedParams.model_validate({"nproc_per_node": 1, "nnodes": 1, "rdzv_endpoint": None, **kw})
+def _workspace(work: Path, model: Path, dist: dict, **budget) -> Params:
+    """A checkout as the train_span stage sees it: the toy NLQuAD splits and a params.yaml with a tiny budget,
+    dropout off through the model copy, and the given ``distributed`` section."""
+    (work / "data/splits").mkdir(parents=True)
+    qas = [{"id": f"q{i}", "question": q,
+            "answers": [{"text": a, "answer_start": CTX.index(a), "answer_end": CTX.index(a) + len(a)}]}
+           for i, (q, a) in enumerate(zip(QUESTIONS * 4, ANSWERS * 4, strict=True))]
+    split = {"version": "toy", "data": [{"title": "river", "paragraphs": [{"context": CTX, "qas": qas}]}]}
+    for name in ("train", "dev"):
+        (work / f"data/splits/{name}.json").write_text(json.dumps(split), encoding="utf-8")
+    # max_seq_len 48 and every window is exactly 48 tokens: a half batch pads to the shape of the whole one
+    span = {"model_name_or_path": str(model), "max_seq_len": 48, "doc_stride": 16, "learning_rate": 1e-4,
+            "batch_size": 8, "max_steps": 4, "warmup_ratio": 0.0, "weight_decay": 0.01, "seed": 5,
+            "checkpoint_every": 2, "device": "cpu", "eval_every": 4, "patience": 0, "max_question_len": 16, **budget}
+    return load_params(write_params(work / "params.yaml", {"span_window": span, "distributed": dist}))
+
+
+def _train_stage(work: Path, params: Params) -> dict:
+    """The train_span stage, as `dvc repro` runs it (in its checkout)."""
+    old = os.getcwd()
+    os.chdir(work)  # the launch pointer of a multi-node run is written in the working directory
+    try:
+        return span_qa.train(params, "span_window")
+    finally:
+        os.chdir(old)
 
 
 @pytest.fixture(scope="module")
 def runs(no_dropout_model, repo, tmp_path_factory) -> dict[str, tuple[dict, Path]]:
-    """The same training three ways: here; nproc_per_node 2; nnodes 2 with a join process."""
-    from transformers import AutoTokenizer
-
-    work = tmp_path_factory.mktemp("dist")
-    old_cwd, old_pp = os.getcwd(), os.environ.get("PYTHONPATH")
-    os.chdir(work)  # the launch pointer of a multi-node run is written in the working directory
+    """The same train_span stage three ways: in its own process; nproc_per_node 2; nnodes 2 with a join
+    process as the second machine."""
+    root = tmp_path_factory.mktemp("dist")
+    old_pp = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(repo)
     try:
-        feats = features(AutoTokenizer.from_pretrained(str(no_dropout_model)))
         out = {}
-        for name, dist in (("here", None), ("two_procs", _dist(nproc_per_node=2))):
-            stats = train_windows(feats, _config(no_dropout_model, dist), work / name, {"t": 1})
-            out[name] = (stats, work / name)
-        endpoint = f"127.0.0.1:{free_port()}"
-        dist = _dist(nnodes=2, rdzv_endpoint=endpoint)
-        params = write_params(work / "params.yaml", {"distributed": dist.model_dump()})
-        join = subprocess.Popen([sys.executable, "-m", "pipeline.training.join", "--params", params, "--once",
-                                 "--timeout", "300"], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        for name, dist in (("here", _dist()), ("two_procs", _dist(nproc_per_node=2))):
+            work = root / name
+            stats = _train_stage(work, _workspace(work, no_dropout_model, dist))
+            out[name] = (stats, work / "models/span_window")
+        work = root / "two_nodes"
+        params = _workspace(work, no_dropout_model, _dist(nnodes=2, rdzv_endpoint=f"127.0.0.1:{free_port()}"))
+        join = subprocess.Popen([sys.executable, "-m", "pipeline.training.join", "--once", "--timeout", "300"],
+                                cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=dict(os.environ, OMP_NUM_THREADS="1"))
         try:
-            stats = train_windows(feats, _config(no_dropout_model, dist), work / "two_nodes", {"t": 1})
+            stats = _train_stage(work, params)
             join_log, _ = join.communicate(timeout=300)
         finally:
             if join.poll() is None:
                 join.kill()
         assert join.returncode == 0, join_log[-3000:]
-        out["two_nodes"] = (stats, work / "two_nodes")
+        out["two_nodes"] = (stats, work / "models/span_window")
         out["join_log"] = join_log
         return out
     finally:
-        os.chdir(old_cwd)
         if old_pp is None:
             os.environ.pop("PYTHONPATH", None)
         else:
@@ -149,7 +168,7 @@ def test_launch_leaves_only_the_model(runs):
         run_dir = runs[name][1]
         assert (run_dir / "final" / "model.safetensors").exists()
         assert not (run_dir / ".launch").exists() and not list(run_dir.glob("checkpoint-*"))
-    assert not (runs["two_procs"][1].parent / POINTER).exists()
+        assert not (run_dir.parent.parent / POINTER).exists()
 
 
 def test_two_nodes_of_one_process_equal_one_node_of_two(runs):
@@ -162,15 +181,58 @@ def test_two_nodes_of_one_process_equal_one_node_of_two(runs):
 
 
 def test_failed_worker_fails_the_stage_with_its_message(no_dropout_model, tmp_path, repo, monkeypatch):
-    monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", str(repo))
-    from transformers import AutoTokenizer
-
-    feats = features(AutoTokenizer.from_pretrained(str(no_dropout_model)))
-    cfg = _config(no_dropout_model, _dist(nproc_per_node=3))  # 8 does not split among 3 processes
+    params = _workspace(tmp_path, no_dropout_model, _dist(nproc_per_node=3))  # 8 does not split among 3
     with pytest.raises(RuntimeError, match=r"torchrun exited with 1[\s\S]*global batch and must divide evenly"):
-        train_windows(feats, cfg, tmp_path / "bad", {"t": 1})
-    assert not (tmp_path / "bad" / "final").exists() and not (tmp_path / "bad" / ".launch").exists()
+        _train_stage(tmp_path, params)
+    model = tmp_path / "models/span_window"
+    assert not (model / "final").exists() and not (model / ".launch").exists()
+
+
+@pytest.mark.timeout(600)
+def test_selection_and_early_stopping_work_under_torchrun(no_dropout_model, tmp_path, repo, monkeypatch):
+    """Two processes (gloo): every rank rebuilds the dev set with the call, rank 0 scores it, the stop
+    decision reaches both ranks, rank 0 writes the model and the log. A learning rate too small to move a
+    prediction keeps dev F1 flat: patience 1 stops at the second evaluation and keeps the first."""
+    monkeypatch.setenv("PYTHONPATH", str(repo))
+    params = _workspace(tmp_path, no_dropout_model, _dist(nproc_per_node=2), learning_rate=1e-12, max_steps=40,
+                        eval_every=1, patience=1, checkpoint_every=100)
+    stats = _train_stage(tmp_path, params)
+    assert stats["processes"] == 2 and stats["dev_evaluations"] == 2
+    assert stats["stopped_early"] and stats["steps"] == 2 and stats["best_step"] == 1
+    model = tmp_path / "models/span_window"
+    assert (model / "final/config.json").exists() and not list(model.glob("best-*"))
+    assert len((tmp_path / "dvclive/span_window/plots/metrics/train/loss.tsv").read_text().splitlines()) == 1 + 2
+
+
+def test_a_worker_rebuilds_only_what_the_spec_names(tmp_path, monkeypatch):
+    """What a worker reads is data: a stage module name, a variant and params that pass the schema, in this
+    user's private file, for this run; anything else is refused before a module is imported."""
+    from pipeline.training.launch import RECIPE_NAME, SpecError, read_spec, recipe_stage
+
+    monkeypatch.chdir(tmp_path)
+    params = load_params(write_params(tmp_path / "params.yaml", {}))
+    good = {"stage": "quail_mc", "variant": "full", "run_id": "qa-0123456789ab", "params": params.model_dump(mode="json")}
+    spec = tmp_path / "spec.json"
+
+    def check(record: dict, run_id: str = "qa-0123456789ab", mode: int = 0o600) -> tuple:
+        spec.write_text(json.dumps(record))
+        spec.chmod(mode)
+        return read_spec(spec, run_id)
+
+    assert check(good)[:2] == ("quail_mc", "full") and check(good)[2] == params
+    for bad, message in (({**good, "stage": "os.path"}, "module name"), ({**good, "stage": "../x"}, "module name"),
+                         ({**good, "stage": ["quail_mc"]}, "module name"),
+                         ({**good, "params": {**good["params"], "quail_mc": {"batch_size": "x"}}}, "quail_mc"),
+                         ({k: v for k, v in good.items() if k != "params"}, "not a launch spec")):
+        with pytest.raises(SpecError, match=message):
+            check(bad)
+    with pytest.raises(SpecError, match="not this run"):
+        check(good, run_id="qa-ffffffffffff")  # a spec left by another launch
+    with pytest.raises(SpecError, match="writable only by it"):
+        check(good, mode=0o666)
+    with pytest.raises(TypeError, match=RECIPE_NAME):
+        recipe_stage(json.loads)  # only a stage module's training_call can be launched
 
 
 def test_params_refuse_several_nodes_without_a_rendezvous():

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.common.runtime import free_port
-from pipeline.params import DistributedParams
+from pipeline.params import load_params
 from pipeline.training.launch import POINTER, _launch, _write_atomic
 from tests.params_files import write_params
 
@@ -28,9 +28,9 @@ def _join(tmp_path: Path, repo: Path, port: int, *args: str) -> subprocess.Popen
 
 def test_a_stale_or_foreign_pointer_is_not_joined(tmp_path, repo):
     port = free_port()
-    call = tmp_path / "call.pkl"
-    _write_atomic(call, b"not even a pickle")
-    pointer = {"rdzv_id": "qa-stale", "call": str(call), "nnodes": 2, "rdzv_endpoint": f"127.0.0.1:{port}",
+    spec = tmp_path / "spec.json"
+    _write_atomic(spec, b"{}")
+    pointer = {"rdzv_id": "qa-000000000000", "spec": str(spec), "nnodes": 2, "rdzv_endpoint": f"127.0.0.1:{port}",
                "written": time.time() - 3600}  # left by a stage killed an hour ago
     _write_atomic(tmp_path / POINTER, json.dumps(pointer).encode())
     out, _ = _join(tmp_path, repo, port, "--once", "--timeout", "3").communicate(timeout=120)
@@ -48,9 +48,9 @@ def test_a_failed_training_leaves_join_waiting_for_the_next(tmp_path, repo, monk
     monkeypatch.chdir(tmp_path)
     join = _join(tmp_path, repo, port, "--timeout", "20")
     try:
-        dist = DistributedParams(nproc_per_node=1, nnodes=2, rdzv_endpoint=f"127.0.0.1:{port}")
-        with pytest.raises(RuntimeError, match="torchrun exited"):
-            _launch(int, ("not a number",), {}, dist, tmp_path / "model")  # every rank raises ValueError
+        params = load_params(tmp_path / "params.yaml")  # the join's own: nnodes 2 at this port
+        with pytest.raises(RuntimeError, match=r"torchrun exited[\s\S]*unknown input variant"):
+            _launch("quail_mc", "no-such-variant", params, tmp_path / "model")  # every rank's recipe refuses it
         time.sleep(3)
         assert join.poll() is None, join.communicate()[0][-3000:]  # still waiting for the next training
         out, _ = join.communicate(timeout=120)

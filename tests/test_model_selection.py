@@ -152,23 +152,3 @@ def test_dev_sets_come_from_training_data_only_and_are_seeded(shared):
     assert dev_texts and fit_texts.isdisjoint(dev_texts) and dev_texts <= train_texts
     assert heldout_texts.isdisjoint(dev_texts | fit_texts)
     assert {q.domain for q in quail if q.text_id in dev_texts} == {q.domain for q in quail}  # per domain
-
-
-def test_selection_and_early_stopping_work_under_torchrun(feats, repo, tmp_path, monkeypatch):
-    """Two processes (gloo): the dev set travels with the training call (a plain object, no closure), rank 0
-    scores it, the stop decision reaches both ranks, rank 0 writes the model and the log."""
-    from pipeline.params import DistributedParams
-    from pipeline.training.choice_model import choice_dev_set, train_choice_model
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PYTHONPATH", str(repo))
-    dist = DistributedParams.model_validate({"nproc_per_node": 2, "nnodes": 1, "rdzv_endpoint": None})
-    cfg = TrainConfig(**{**_cfg(40, 2, patience=1).__dict__, "distributed": dist})
-    dev = choice_dev_set("classification", feats, LABELS, 2, 8)
-    stats = train_choice_model("classification", feats, LABELS, 2, cfg, tmp_path / "m", {"toy": 1}, dev=dev,
-                               log_dir=tmp_path / "log")
-    assert stats["processes"] == 2 and stats["dev_evaluations"] >= 2
-    assert stats["stopped_early"] and stats["steps"] < 40  # accuracy stops rising once the toy set is fitted
-    assert stats["steps"] == stats["best_step"] + 2  # patience 1: one evaluation after the best
-    assert (tmp_path / "m/final/config.json").exists() and not list((tmp_path / "m").glob("best-*"))
-    assert len((tmp_path / "log/plots/metrics/train/loss.tsv").read_text().splitlines()) == 1 + stats["steps"]

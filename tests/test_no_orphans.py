@@ -7,7 +7,6 @@ Prefect server of its own."""
 from __future__ import annotations
 
 import os
-import pickle
 import signal
 import subprocess
 import sys
@@ -98,16 +97,17 @@ def test_pywb_dies_with_a_killed_stage(tmp_path, repo, small_sample):
 
 @pytest.mark.timeout(300)
 def test_torchrun_and_its_workers_die_with_a_killed_stage(tmp_path, repo):
-    call = tmp_path / "call.pkl"
-    call.write_bytes(pickle.dumps(("time", "sleep", (600,), {})))
+    sleeper = tmp_path / "orphan_sleeper.py"
+    sleeper.write_text("import time\ntime.sleep(600)\n")
     proc = _runner(f"""
         from pathlib import Path
         from pipeline.training.launch import run_torchrun, torchrun_command
-        run_torchrun(torchrun_command(2, 1, None, "qa-orphan-test", Path({str(call)!r})), "sleep")
+        cmd = torchrun_command(2, 1, None, "qa-000000000000", Path("unused"))
+        run_torchrun(cmd[:-3] + [{str(sleeper)!r}], "sleep")  # workers that only sleep: what matters is who stops them
     """, repo, tmp_path)
 
     def workers_up() -> bool:
-        return sum("pipeline.training.launch" in " ".join(c.cmdline()) for c in _descendants(proc.pid)) >= 3
+        return sum("orphan_sleeper" in " ".join(c.cmdline()) for c in _descendants(proc.pid)) >= 3
 
     _wait_for(workers_up, timeout=180)  # torchrun and its two workers
     _kill_and_expect_no_survivors(proc, _descendants(proc.pid), timeout=60)

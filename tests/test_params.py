@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.params import Params, ParamsError, load_params
+from pipeline.params import Params, ParamsError, load_params, project_section
 from tests.params_files import write_params
 
 
@@ -195,3 +195,15 @@ def test_bad_params_under_plain_dvc_repro_leave_the_workspace_as_it_was(repo, tm
     assert "sample.typo_key" in res.stdout + res.stderr, res.stdout[-2000:] + res.stderr[-2000:]
     assert (work / "data" / "sample" / "bbc.warc.gz").read_bytes() == b"the archive a user already has"
     assert not (work / "reports" / "sample.json").exists()
+
+
+def test_difficulty_accepts_every_quail_system_and_only_those():
+    """One list of QuAIL system names (pipeline.quail.systems): the params check once refused avgcos and lstm,
+    which the baselines stage produces."""
+    from pipeline.quail.systems import HEURISTIC_BASELINES, all_systems
+    from pipeline.stages.quail_baselines import SYSTEMS
+
+    assert SYSTEMS == HEURISTIC_BASELINES
+    assert project_section("difficulty", models=list(all_systems())).models == list(all_systems())
+    with pytest.raises(ParamsError, match="unknown systems"):
+        project_section("difficulty", models=["bert"])

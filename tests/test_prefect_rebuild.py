@@ -180,6 +180,9 @@ def test_make_serve_with_its_own_server_completes_a_scheduled_run(tmp_path, repo
         assert done, "no completed rebuild run within 240 s:\n" + text[-3000:]
         assert (tiny / "metrics/quail/demo.json").exists()
         assert "temporary server" not in text.lower(), text[-3000:]
+        # what it says about its server is what it does: up while it serves (no idle stop under a lease)
+        assert f"Prefect UI: http://127.0.0.1:{port} " in text and "stops after" not in text, text[:2000]
+        assert "up while this serves, then stopped" in text
     finally:
         stop_process_group(proc, signal.SIGINT)
         log.close()
@@ -262,3 +265,39 @@ def test_serve_and_prefect_deploy_keep_their_own_deployments_in_either_order(pre
     assert res.returncode == 2 and "work pool 'qa-pipeline'" in res.stderr, res.stdout[-2000:] + res.stderr[-2000:]
     after = _deployments(prefect_api)["nightly"]
     assert (after["id"], after["work_pool_name"]) == (taken["id"], "qa-pipeline")
+
+
+SLOW_STAGE = """
+import sys, time
+from prefect import flow
+from flows._common import stage_main
+
+@flow(name="slow_stage")
+def slow_stage_flow(params_file: str = "params.yaml") -> None:
+    print("started", flush=True)
+    time.sleep(300)
+
+sys.exit(stage_main(slow_stage_flow, ["--params", sys.argv[1]]))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stage_stopped_by_a_signal_is_cancelled_not_crashed(prefect_api, tmp_path, repo, sig):
+    """What a cancelled rebuild, or Ctrl-C on `make serve` or `dvc repro`, does to the stage that is running:
+    its run ends Cancelled (Prefect's own reading of a signal is Crashed, "Crash detected!")."""
+    env = dict(_env(prefect_api), QA_PIPELINE_PARENT_RUN=f"stop-{sig.name}")
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_STAGE, str(repo / "params.yaml")], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if "started" in line:
+                break
+        proc.send_signal(sig)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    body = {"flow_runs": {"tags": {"all_": [f"rebuild:stop-{sig.name}"]}}}
+    runs = httpx.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
+    assert [(r["name"], r["state_type"]) for r in runs] == [("slow_stage", "CANCELLED")], runs

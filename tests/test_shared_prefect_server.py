@@ -49,3 +49,55 @@ def test_one_server_is_shared_kept_up_by_a_running_stage_and_stopped_when_idle(r
         time.sleep(1)
     assert not _alive(state["server_pid"]) and not _alive(state["supervisor_pid"])  # stopped once idle
     assert not (tmp_path / ".prefect/shared-server.json").exists()
+
+
+def test_the_ui_of_a_server_on_another_port_talks_to_that_server(repo, tmp_path):
+    """The UI reads the API address from the server's /ui-settings: it must be the server's own, not
+    127.0.0.1:4200 (another checkout's server, or nothing)."""
+    import urllib.request
+
+    from pipeline.common.runtime import free_port
+
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(repo), PREFECT_HOME=str(tmp_path / ".prefect"),
+               QA_PIPELINE_PREFECT_IDLE_S="2", QA_PIPELINE_PREFECT_PORT=str(port))
+    env.pop("PREFECT_API_URL", None)
+    out = subprocess.run([sys.executable, "-c", STAGE_LIKE, "0"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-3000:]
+    api = out.stdout.strip()
+    assert api == f"http://127.0.0.1:{port}/api"
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/ui-settings", timeout=10) as r:
+        settings = json.loads(r.read())
+    assert settings["api_url"] == api, settings
+    state = json.loads((tmp_path / ".prefect/shared-server.json").read_text())
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _alive(state["supervisor_pid"]):
+        time.sleep(0.5)
+
+
+def test_a_port_left_in_time_wait_counts_as_free(tmp_path):
+    """A stopped server leaves its accepted connections in TIME_WAIT for a minute; the server binds with
+    SO_REUSEADDR, so the check must too, or a quick restart moves to a random port."""
+    import socket
+
+    from flows._server import _port_free
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = listener.accept()
+    accepted.close()  # the server side closes first: its end of the connection goes to TIME_WAIT
+    client.recv(1)
+    client.close()
+    listener.close()
+    states = subprocess.run(["ss", "-tan", f"sport = :{port}"], capture_output=True, text=True).stdout
+    assert "TIME-WAIT" in states, states  # the situation of a quick restart
+    assert _port_free(port)
+    with socket.socket() as busy:  # a port something listens on is still taken
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        assert not _port_free(busy.getsockname()[1])

@@ -10,9 +10,10 @@ from __future__ import annotations
 import random
 
 from pipeline.quail.data import MCQuestion
+from pipeline.quail.systems import MC_VARIANTS
 from pipeline.training.pair_encoding import PairFeatures, encode_pairs
 
-VARIANTS: tuple[str, ...] = ("full", "passage_options", "question_options", "options")
+VARIANTS = MC_VARIANTS
 
 
 def pair_texts(q: MCQuestion, variant: str) -> tuple[list[str], list[str] | None]:

@@ -14,7 +14,6 @@ import torch
 
 from pipeline.span_qa.features import WindowFeatures
 from pipeline.training.finetune import DevSet, TrainConfig, fine_tune, model_outputs, pad, predict_batches
-from pipeline.training.launch import distributable
 
 
 def collate(feats: WindowFeatures, idx: list[int], pad_id: int, with_labels: bool = True,
@@ -38,7 +37,6 @@ def collate(feats: WindowFeatures, idx: list[int], pad_id: int, with_labels: boo
     return batch
 
 
-@distributable
 def train(feats: WindowFeatures, cfg: TrainConfig, out_dir: Path, fingerprint: dict[str, Any],
           dev: DevSet | None = None, log_dir: Path | None = None) -> dict[str, Any]:
     """Train, checkpointing into ``out_dir``; resume when a checkpoint of the same ``fingerprint`` exists."""

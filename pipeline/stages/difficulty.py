@@ -20,6 +20,7 @@ from pipeline.difficulty.analysis import (
 )
 from pipeline.params import Params
 from pipeline.quail.mc_model import VARIANTS
+from pipeline.quail.systems import mc_system
 from pipeline.quail.report import accuracy_table, per_question
 from pipeline.quail.sets import heldout_dev, quail_sets, skip_outputs
 
@@ -42,7 +43,7 @@ def _system_predictions() -> dict[str, dict[str, dict[str, int]]]:
         path = Path(f"data/predictions/quail/mc_{variant}.json")
         preds = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         for set_name, by_qid in preds.items():
-            out.setdefault(set_name, {})[f"mc_{variant}"] = by_qid
+            out.setdefault(set_name, {})[mc_system(variant)] = by_qid
     return out
 
 

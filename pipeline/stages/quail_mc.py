@@ -3,11 +3,14 @@ share of the dev texts and scored on the held-out dev texts and the challenge se
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pipeline.common.headline import dev_figures, write_headline
 from pipeline.common.runtime import get_logger, write_json
 from pipeline.params import Params
+from pipeline.quail.data import MCQuestion
 from pipeline.quail.mc_model import VARIANTS, encode_questions, split_texts
 from pipeline.quail.report import accuracy_table
 from pipeline.quail.sets import heldout_dev, quail_sets, skip_outputs
@@ -19,22 +22,32 @@ from pipeline.training.choice_model import (
 )
 from pipeline.training.curves import training_log_dir, training_summary
 from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.training.launch import TrainingCall, run_training
 
 
-def run(params: Params, variant: str) -> dict:
+@dataclass(frozen=True)
+class QuailTraining:
+    """The training call, and what scoring needs after it."""
+
+    call: TrainingCall
+    tokenizer: Any
+    sets: dict[str, list[MCQuestion]]
+    train: list[MCQuestion]
+    dev: list[MCQuestion]
+    n_options: int
+
+
+def training_call(params: Params, variant: str) -> QuailTraining:
+    """The recipe every training process builds the same way (``pipeline.training.launch``)."""
     from transformers import AutoTokenizer
 
     if variant not in VARIANTS:
         raise ValueError(f"unknown input variant {variant!r}; one of {', '.join(VARIANTS)}")
     p = params.quail_mc
-    metrics_path, preds_path = f"reports/quail_mc_{variant}.json", f"data/predictions/quail/mc_{variant}.json"
-    model_dir = Path(f"models/quail_mc_{variant}")
     sets, train, reason = quail_sets(params.quail)
     if reason:
-        write_headline("quail", f"mc_{variant}", {})
-        return skip_outputs(reason, [metrics_path, preds_path], [str(model_dir / "final" / "SKIPPED.txt")])
+        raise RuntimeError(f"quail_mc@{variant}: nothing to train on: {reason}")
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(p.model_name_or_path))
-    heldout = heldout_dev(sets, train)
     # the checkpoint is chosen on texts carved out of the training share (by text, per domain, seeded): the
     # held-out dev texts the figures are reported on stay unseen
     fit_texts, _ = split_texts(train, 1 - p.dev_share, p.seed)
@@ -45,11 +58,33 @@ def run(params: Params, variant: str) -> dict:
     n_options = len(train[0].options)
     dev_set = choice_dev_set("multiple_choice", encode_questions(tokenizer, dev, variant, p.max_seq_len),
                              [q.answer for q in dev], n_options, p.eval_batch_size)
-    stats = train_choice_model("multiple_choice", feats, [q.answer for q in train], n_options,
-                               TrainConfig.from_params(p, p.model_name_or_path, distributed=params.distributed), model_dir,
-                               {**p.model_dump(), "variant": variant, "train_qids": len(train),
-                                "train_share": params.quail.train_share, "split_seed": params.quail.seed},
-                               dev=dev_set, log_dir=training_log_dir(f"quail_mc_{variant}"))
+    call = TrainingCall(train_choice_model, {
+        "head": "multiple_choice", "feats": feats, "labels": [q.answer for q in train], "choices": n_options,
+        "cfg": TrainConfig.from_params(p, p.model_name_or_path), "out_dir": model_dir_of(variant),
+        "fingerprint": {**p.model_dump(), "variant": variant, "train_qids": len(train),
+                        "train_share": params.quail.train_share, "split_seed": params.quail.seed},
+        "dev": dev_set, "log_dir": training_log_dir(f"quail_mc_{variant}")})
+    return QuailTraining(call, tokenizer, sets, train, dev, n_options)
+
+
+def model_dir_of(variant: str) -> Path:
+    return Path(f"models/quail_mc_{variant}")
+
+
+def run(params: Params, variant: str) -> dict:
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown input variant {variant!r}; one of {', '.join(VARIANTS)}")
+    p = params.quail_mc
+    metrics_path, preds_path = f"reports/quail_mc_{variant}.json", f"data/predictions/quail/mc_{variant}.json"
+    model_dir = model_dir_of(variant)
+    _, _, reason = quail_sets(params.quail)
+    if reason:
+        write_headline("quail", f"mc_{variant}", {})
+        return skip_outputs(reason, [metrics_path, preds_path], [str(model_dir / "final" / "SKIPPED.txt")])
+    prepared, stats = run_training(training_call, params, variant)
+    sets, train, dev, tokenizer, n_options = (prepared.sets, prepared.train, prepared.dev, prepared.tokenizer,
+                                              prepared.n_options)
+    heldout = heldout_dev(sets, train + dev)  # the whole training share: fit and checkpoint-selection texts
     evaluated = {"dev_heldout": heldout}
     if "challenge" in sets:
         evaluated["challenge"] = sets["challenge"]

@@ -20,6 +20,7 @@ from pipeline.span_qa.train import logits_of, predict_logits
 from pipeline.span_qa.train import train as train_windows
 from pipeline.training.curves import training_log_dir
 from pipeline.training.finetune import DevSet, TrainConfig, resolve_model_path
+from pipeline.training.launch import TrainingCall, run_training
 
 LONGFORMER_INIT = Path("models/longformer_init")
 KINDS = ("span_window", "longformer")
@@ -64,8 +65,7 @@ def windows(tokenizer, kind: Kind, split: str, labelled: bool) -> tuple[WindowFe
 @dataclass(frozen=True)
 class SpanDevEvaluation:
     """NLQuAD's dev split scored as the evaluate stage scores the eval split: windows, the paper's aggregation
-    over windows, EM/F1/IoU. A plain object, not a closure: under ``torchrun`` the training call is sent to
-    every process whole."""
+    over windows, EM/F1/IoU."""
 
     feats: WindowFeatures
     examples: SpanExamples
@@ -91,7 +91,15 @@ def dev_set(tokenizer, kind: Kind, split: str = "dev") -> DevSet:
                                     p.max_answer_tokens), len(ex.ids))
 
 
-def train(params: Params, name: str) -> dict:
+@dataclass(frozen=True)
+class SpanTraining:
+    """The training call (what the stage needs after it is the statistics alone)."""
+
+    call: TrainingCall
+
+
+def training_call(params: Params, name: str) -> SpanTraining:
+    """The recipe every training process builds the same way (``pipeline.training.launch``)."""
     from transformers import AutoTokenizer
 
     kind = kind_of(params, name)
@@ -103,10 +111,16 @@ def train(params: Params, name: str) -> dict:
     dev = dev_set(tokenizer, kind)
     log.info("%s: %d windows from %d questions; training up to %d steps of batch %d", name, len(feats),
              len(ex.ids), p.max_steps, p.batch_size)
-    cfg = TrainConfig.from_params(p, kind.init, kind.global_question, params.distributed)
-    stats = train_windows(feats, cfg, kind.model_dir,
-                          {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)},
-                          dev=dev, log_dir=training_log_dir(kind.name))
+    return SpanTraining(TrainingCall(train_windows, {
+        "feats": feats, "cfg": TrainConfig.from_params(p, kind.init, kind.global_question),
+        "out_dir": kind.model_dir,
+        "fingerprint": {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)},
+        "dev": dev, "log_dir": training_log_dir(kind.name)}))
+
+
+def train(params: Params, name: str) -> dict:
+    kind = kind_of(params, name)
+    _, stats = run_training(training_call, params, name)
     print({k: stats[k] for k in ("tokens_per_s_this_run", "resumed_from_step", "device", "precision")})
     # timings and resume points vary run to run: logged above, kept out of the metrics
     write_json(f"reports/train_{kind.short}.json",

@@ -4,6 +4,8 @@ majority baseline (the more frequent training answer) beside it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.common.benchmark_sources import read_manifest
@@ -20,7 +22,7 @@ from pipeline.strategyqa.answering import (
     majority_label,
     split_off_dev,
 )
-from pipeline.strategyqa.data import load_questions
+from pipeline.strategyqa.data import StrategyQuestion, load_questions
 from pipeline.training.choice_model import (
     argmax,
     choice_dev_set,
@@ -29,7 +31,8 @@ from pipeline.training.choice_model import (
 )
 from pipeline.training.curves import training_log_dir, training_summary
 from pipeline.training.finetune import TrainConfig, resolve_model_path
-from pipeline.training.pair_encoding import encode_pairs
+from pipeline.training.launch import TrainingCall, run_training
+from pipeline.training.pair_encoding import PairFeatures, encode_pairs
 
 CONTEXTS = Path("data/strategyqa_qa/contexts.json")
 
@@ -47,17 +50,25 @@ def _skip(setting: str, reason: str) -> dict:
     return metrics
 
 
-def run(params: Params, setting: str) -> dict:
+@dataclass(frozen=True)
+class StrategyQATraining:
+    """The training call, and what scoring needs after it: the questions and the setting's encoder."""
+
+    call: TrainingCall
+    train: list[StrategyQuestion]
+    dev: list[StrategyQuestion]
+    evaluation: list[StrategyQuestion]
+    features: Callable[[list[StrategyQuestion], str], tuple[PairFeatures, list[str] | None]]
+
+
+def training_call(params: Params, setting: str) -> StrategyQATraining:
+    """The recipe every training process builds the same way (``pipeline.training.launch``)."""
     from transformers import AutoTokenizer
 
     if setting not in SETTINGS:
         raise ValueError(f"unknown StrategyQA setting {setting!r}; one of {', '.join(SETTINGS)}")
     p = params.strategyqa_qa
     ctx = json.loads(CONTEXTS.read_text(encoding="utf-8"))
-    if ctx.get("skipped"):
-        return _skip(setting, ctx["skipped"])
-    if setting == "ora_p" and ctx["ora_p"].get("skipped"):
-        return _skip(setting, ctx["ora_p"]["skipped"])
     manifest = read_manifest()
     train, dev = split_off_dev(load_questions(manifest["strategyqa_train"]["path"]), p.dev_share, p.seed)
     evaluation = load_questions(manifest["strategyqa_eval"]["path"])
@@ -68,24 +79,38 @@ def run(params: Params, setting: str) -> dict:
     ranked = ctx["ranked"].get(setting)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(p.model_name_or_path))
 
-    def features(questions, part):
+    def features(questions: list[StrategyQuestion], part: str) -> tuple[PairFeatures, list[str] | None]:
         first, second = build_inputs(questions, setting, ranked[part] if ranked else None, paragraphs)
         return encode_pairs(tokenizer, first, second, p.max_seq_len), second
 
     train_feats, _ = features(train, "train")
     dev_feats, _ = features(dev, "train")  # carved out of the training questions: their contexts are there
-    y_train = labels(train)
-    model_dir = Path(f"models/strategyqa_{setting}")
     get_logger().info("strategyqa_qa@%s: %d training questions, %d dev questions for checkpoint selection",
                       setting, len(train), len(dev))
-    stats = train_choice_model("classification", train_feats, y_train, 2,
-                               TrainConfig.from_params(p, p.model_name_or_path, distributed=params.distributed), model_dir,
-                               {**p.model_dump(), "setting": setting, "train_questions": len(train),
-                                "train_sha256": manifest["strategyqa_train"]["sha256"]},
-                               label_names=("no", "yes"),  # label 1 = answer True
-                               dev=choice_dev_set("classification", dev_feats, labels(dev), 2, p.eval_batch_size),
-                               log_dir=training_log_dir(f"strategyqa_{setting}"))
-    eval_feats, eval_context = features(evaluation, "eval")
+    call = TrainingCall(train_choice_model, {
+        "head": "classification", "feats": train_feats, "labels": labels(train), "choices": 2,
+        "cfg": TrainConfig.from_params(p, p.model_name_or_path), "out_dir": Path(f"models/strategyqa_{setting}"),
+        "fingerprint": {**p.model_dump(), "setting": setting, "train_questions": len(train),
+                        "train_sha256": manifest["strategyqa_train"]["sha256"]},
+        "label_names": ("no", "yes"),  # label 1 = answer True
+        "dev": choice_dev_set("classification", dev_feats, labels(dev), 2, p.eval_batch_size),
+        "log_dir": training_log_dir(f"strategyqa_{setting}")})
+    return StrategyQATraining(call, train, dev, evaluation, features)
+
+
+def run(params: Params, setting: str) -> dict:
+    if setting not in SETTINGS:
+        raise ValueError(f"unknown StrategyQA setting {setting!r}; one of {', '.join(SETTINGS)}")
+    p = params.strategyqa_qa
+    ctx = json.loads(CONTEXTS.read_text(encoding="utf-8"))
+    if ctx.get("skipped"):
+        return _skip(setting, ctx["skipped"])
+    if setting == "ora_p" and ctx["ora_p"].get("skipped"):
+        return _skip(setting, ctx["ora_p"]["skipped"])
+    prepared, stats = run_training(training_call, params, setting)
+    train, dev, evaluation, y_train = prepared.train, prepared.dev, prepared.evaluation, labels(prepared.train)
+    model_dir = prepared.call.out_dir
+    eval_feats, eval_context = prepared.features(evaluation, "eval")
     logits = predict_choice_logits("classification", model_dir / "final", eval_feats, 2, p.eval_batch_size, p.device)
     pred = argmax(logits)
     gold = labels(evaluation)

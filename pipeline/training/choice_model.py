@@ -11,7 +11,6 @@ from typing import Any, Literal
 import torch
 
 from pipeline.training.finetune import DevSet, TrainConfig, fine_tune, model_outputs, predict_batches
-from pipeline.training.launch import distributable
 from pipeline.training.pair_encoding import PairFeatures, collate_pairs
 
 Head = Literal["classification", "multiple_choice"]
@@ -26,7 +25,6 @@ def _auto_class(head: Head):
     return AutoModelForSequenceClassification if head == "classification" else AutoModelForMultipleChoice
 
 
-@distributable
 def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choices: int, cfg: TrainConfig,
                        out_dir: Path, fingerprint: dict[str, Any],
                        label_names: tuple[str, ...] | None = None, dev: DevSet | None = None,
@@ -71,8 +69,7 @@ def predict_choice_logits(head: Head, model_dir: Path, feats: PairFeatures, choi
 
 @dataclass(frozen=True)
 class ChoiceDevEvaluation:
-    """Dev accuracy (%) of the weights in training, by the same argmax the stage predicts with. A plain object,
-    not a closure: under ``torchrun`` the training call is sent to every process whole."""
+    """Dev accuracy (%) of the weights in training, by the same argmax the stage predicts with. """
 
     feats: PairFeatures
     labels: list[int]

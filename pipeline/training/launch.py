@@ -1,29 +1,32 @@
 """Training on several processes, GPUs or machines without changing a stage: ``distributed`` in params.yaml.
 
-A training function marked :func:`distributable` (span QA, yes/no, multiple choice) runs in the stage's own
-process when ``distributed.nproc_per_node`` and ``nnodes`` are 1. Otherwise the stage writes the call (the
-function and its already-tokenized arguments) next to the model and runs ``torchrun`` on it: every process
-unpickles the call and runs the same function, which ``fine_tune`` then trains under DDP through Accelerate;
-rank 0 alone writes the model, the checkpoints' shared files and the statistics the stage reads back. The stage
-goes on (prediction, scoring) in its own process, exactly as after a one-process run. Checkpoints and resume
-are the loop's own, so a killed multi-process run resumes from its last checkpoint like a single one.
+A training stage describes its training as a *recipe*: ``training_call(params, variant)`` in its module under
+``pipeline.stages``, which reads the stage's inputs, tokenizes them and returns what it prepared, with the
+training function and its arguments as ``.call``. :func:`run_training` runs that call in the stage's own
+process when ``distributed.nproc_per_node`` and ``nnodes`` are 1. Otherwise it writes a *launch spec* next to
+the model (the recipe's stage name, the variant, the validated params and the run id, as JSON) and runs
+``torchrun`` on it: every process validates those params again and rebuilds the same call from the stage's
+inputs (the recipe is deterministic from params and data), then trains under DDP through Accelerate; rank 0
+alone writes the model, the checkpoints' shared files and the statistics the stage reads back. The stage goes
+on (prediction, scoring) in its own process, exactly as after a one-process run. Checkpoints and resume are
+the loop's own, so a killed multi-process run resumes from its last checkpoint like a single one.
+
+Why no pickle: a pickle is code. What crosses processes here is data only: a stage name that must name a
+module of ``pipeline.stages`` with a ``training_call``, a variant the recipe checks, and params that pass the
+schema; the files are the user's own (0600 in a 0700 folder, refused otherwise) and carry the run id of the
+``torchrun`` that reads them. The price is that every rank tokenizes its own copy (as Hugging Face's
+``run_qa.py`` does on every process), which is small next to training.
 
 Several machines: node 0 (where ``dvc repro`` runs) also writes ``.training-launch.json`` in the checkout,
 which must be on storage every node sees (the models are written there too); on each other node
 ``python -m pipeline.training.join`` waits for it and starts its own ``torchrun`` into the same rendezvous.
-
-Why a pickle: the features were tokenized once by the stage; the call file is written by this process into
-the model folder and read only by the processes it starts (or the join of a machine sharing that storage).
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
-import inspect
 import json
 import os
-import pickle
 import re
 import stat
 import subprocess
@@ -31,14 +34,46 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pipeline.common.runtime import die_with_parent, dies_with_this_process, free_port, get_logger, stop_process_group
+from pipeline.params import DistributedParams, Params
 
 POINTER = Path(".training-launch.json")  # for `python -m pipeline.training.join` on the other nodes
 LAUNCH_DIR = ".launch"
+SPEC_NAME = "spec.json"
+STAGES_PACKAGE = "pipeline.stages"
+RECIPE_NAME = "training_call"
+STAGE_MODULE = re.compile(r"[a-z][a-z0-9_]*")
+RUN_ID = re.compile(r"qa-[0-9a-f]{12}")
 ERROR_LINE = re.compile(r"^(?:\[rank\d+\]: )?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)\b: ")
+
+
+@dataclass(frozen=True)
+class TrainingCall:
+    """A training function and its arguments; ``out_dir`` among them is where the model goes."""
+
+    fn: Callable[..., dict[str, Any]]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def run(self) -> dict[str, Any]:
+        return self.fn(**self.kwargs)
+
+    @property
+    def out_dir(self) -> Path:
+        return Path(self.kwargs["out_dir"])
+
+
+class Prepared(Protocol):
+    """What a recipe returns: whatever the stage needs after training, and the call itself."""
+
+    @property
+    def call(self) -> TrainingCall: ...
+
+
+P = TypeVar("P", bound=Prepared)
 
 
 def under_torchrun() -> bool:
@@ -47,16 +82,17 @@ def under_torchrun() -> bool:
 
 
 def torchrun_command(nproc_per_node: int, nnodes: int, rdzv_endpoint: str | None, rdzv_id: str,
-                     call: Path) -> list[str]:
-    """``torchrun`` (as ``python -m torch.distributed.run``, the interpreter this stage runs on) for one call.
-    One node: its own store on a free loopback port. Several: the c10d rendezvous at ``rdzv_endpoint``."""
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc_per_node)]
+                     spec: Path) -> list[str]:
+    """``torchrun`` (as ``python -m torch.distributed.run``, the interpreter this stage runs on) for one spec.
+    One node: its own store on a free loopback port. Several: the c10d rendezvous at ``rdzv_endpoint``. The
+    run id reaches every worker (``TORCHELASTIC_RUN_ID``), which reads only a spec carrying the same one."""
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc_per_node),
+           "--rdzv-id", rdzv_id]
     if nnodes > 1:
-        cmd += ["--nnodes", str(nnodes), "--rdzv-backend", "c10d", "--rdzv-endpoint", str(rdzv_endpoint),
-                "--rdzv-id", rdzv_id]
+        cmd += ["--nnodes", str(nnodes), "--rdzv-backend", "c10d", "--rdzv-endpoint", str(rdzv_endpoint)]
     else:
         cmd += ["--nnodes", "1", "--master_addr", "127.0.0.1", "--master_port", str(free_port())]
-    return cmd + ["-m", "pipeline.training.launch", str(call)]
+    return cmd + ["-m", "pipeline.training.launch", str(spec)]
 
 
 def run_torchrun(cmd: list[str], what: str) -> None:
@@ -86,30 +122,30 @@ def run_torchrun(cmd: list[str], what: str) -> None:
                            + "\n".join(tail))
 
 
-def _bound(fn: Callable[..., Any], args: tuple, kwargs: dict) -> inspect.BoundArguments:
-    bound = inspect.signature(fn).bind(*args, **kwargs)
-    if "cfg" not in bound.arguments or "out_dir" not in bound.arguments:
-        raise TypeError(f"{fn.__qualname__}: a distributable function takes cfg and out_dir")
-    return bound
+def recipe_stage(recipe: Callable[[Params, str], Any]) -> str:
+    """The stage module a recipe lives in (``quail_mc`` for ``pipeline.stages.quail_mc.training_call``): the
+    one name a launch spec may carry to say what to build."""
+    module, name = recipe.__module__, recipe.__name__
+    stage = module.removeprefix(STAGES_PACKAGE + ".")
+    if module == stage or name != RECIPE_NAME or not STAGE_MODULE.fullmatch(stage):
+        raise TypeError(f"{module}.{name}: a training recipe is {STAGES_PACKAGE}.<stage>.{RECIPE_NAME}")
+    return stage
 
 
-def distributable(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-    """Run ``fn`` here, or under ``torchrun`` when its ``cfg.distributed`` asks for more than one process."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        bound = _bound(fn, args, kwargs)
-        dist = getattr(bound.arguments["cfg"], "distributed", None)
-        if dist is None or not dist.launches or under_torchrun():
-            return fn(*args, **kwargs)
-        return _launch(fn, args, kwargs, dist, Path(bound.arguments["out_dir"]))
-
-    return wrapper
+def run_training(recipe: Callable[[Params, str], P], params: Params, variant: str) -> tuple[P, dict[str, Any]]:
+    """Prepare and train, here or under ``torchrun`` as ``params.distributed`` says; return what the recipe
+    prepared (the stage goes on with it) and rank 0's training statistics."""
+    stage = recipe_stage(recipe)
+    prepared = recipe(params, variant)
+    dist = params.distributed
+    if not dist.launches or under_torchrun():
+        return prepared, prepared.call.run()
+    return prepared, _launch(stage, variant, params, prepared.call.out_dir)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    """Written whole under a temporary name, mode 0600 from the start: the call and the pointer are this
-    user's alone (another user who could swap them would run code on every rank)."""
+    """Written whole under a temporary name, mode 0600 from the start: the spec and the pointer are this
+    user's alone."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -127,27 +163,29 @@ def trusted_file(path: Path) -> bool:
     return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-def _launch(fn: Callable[..., Any], args: tuple, kwargs: dict, dist: Any, out_dir: Path) -> dict[str, Any]:
+def _launch(stage: str, variant: str, params: Params, out_dir: Path) -> dict[str, Any]:
+    dist: DistributedParams = params.distributed
     launch_dir = out_dir / LAUNCH_DIR
     launch_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     launch_dir.chmod(0o700)
-    call, stats = launch_dir / "call.pkl", launch_dir / "stats.json"
+    spec, stats = launch_dir / SPEC_NAME, launch_dir / "stats.json"
     stats.unlink(missing_ok=True)
-    _write_atomic(call, pickle.dumps((fn.__module__, fn.__qualname__, args, kwargs), protocol=5))
     rdzv_id = f"qa-{uuid.uuid4().hex[:12]}"
+    _write_atomic(spec, json.dumps({"stage": stage, "variant": variant, "run_id": rdzv_id,
+                                    "params": params.model_dump(mode="json")}).encode())
     if dist.nnodes > 1:  # the other nodes' join processes start their torchrun from this
-        _write_atomic(POINTER, json.dumps({"rdzv_id": rdzv_id, "call": str(call.resolve()), "nnodes": dist.nnodes,
+        _write_atomic(POINTER, json.dumps({"rdzv_id": rdzv_id, "spec": str(spec.resolve()), "nnodes": dist.nnodes,
                                            "rdzv_endpoint": dist.rdzv_endpoint, "written": time.time()}).encode())
     try:
-        what = (f"{fn.__qualname__} on {dist.nproc_per_node} process(es) x {dist.nnodes} node(s)")
-        run_torchrun(torchrun_command(dist.nproc_per_node, dist.nnodes, dist.rdzv_endpoint, rdzv_id, call), what)
+        what = f"{stage}@{variant} training on {dist.nproc_per_node} process(es) x {dist.nnodes} node(s)"
+        run_torchrun(torchrun_command(dist.nproc_per_node, dist.nnodes, dist.rdzv_endpoint, rdzv_id, spec), what)
         if not stats.exists():
             raise RuntimeError(f"{what}: torchrun exited 0 but rank 0 wrote no statistics ({stats})")
         return json.loads(stats.read_text())
     finally:
         if dist.nnodes > 1:
             POINTER.unlink(missing_ok=True)
-        for f in (call, stats):
+        for f in (spec, stats):
             f.unlink(missing_ok=True)
         try:
             launch_dir.rmdir()  # never part of the model DVC caches
@@ -155,23 +193,54 @@ def _launch(fn: Callable[..., Any], args: tuple, kwargs: dict, dist: Any, out_di
             pass
 
 
-def _worker(call: Path) -> None:
-    """One torchrun process: run the pickled call; rank 0 writes what it returns. It dies with its
-    torchrun agent (which dies with the stage): no worker outlives a killed stage. A call file that is not
-    this user's private file is refused before it is read."""
+class SpecError(ValueError):
+    """A launch spec this worker will not act on."""
+
+
+def read_spec(path: Path, run_id: str) -> tuple[str, str, Params]:
+    """The stage, variant and params of a launch spec, checked: this user's private file, written for the
+    run ``run_id``, naming a stage module by name only, with params that pass the schema."""
+    from pydantic import ValidationError
+
+    from pipeline.params import format_validation_error
+
+    if not trusted_file(path):
+        raise SpecError(f"{path}: not a regular file owned by this user and writable only by it; refusing it")
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8"))
+        stage, variant, spec_run, raw = spec["stage"], spec["variant"], spec["run_id"], spec["params"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise SpecError(f"{path}: not a launch spec ({exc})") from None
+    if spec_run != run_id:
+        raise SpecError(f"{path}: written for run {spec_run!r}, not this run {run_id!r}")
+    if not isinstance(stage, str) or not STAGE_MODULE.fullmatch(stage) or not isinstance(variant, str):
+        raise SpecError(f"{path}: stage must be a module name of {STAGES_PACKAGE}, variant a string")
+    try:
+        params = Params.model_validate(raw)
+    except ValidationError as exc:
+        raise SpecError(format_validation_error(exc, f"{path} params")) from None
+    return stage, variant, params
+
+
+def _worker(spec_path: Path) -> None:
+    """One torchrun process: rebuild the stage's training call from the spec and run it; rank 0 writes what
+    it returns. It dies with its torchrun agent (which dies with the stage): no worker outlives a killed
+    stage."""
     die_with_parent(os.getppid())
-    if not trusted_file(call):
-        raise SystemExit(f"{call}: not a regular file owned by this user and writable only by it; refusing to load it")
-    module, qualname, args, kwargs = pickle.loads(call.read_bytes())
-    target: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        target = getattr(target, part)
-    result = target(*args, **kwargs)
+    try:
+        stage, variant, params = read_spec(spec_path, os.environ.get("TORCHELASTIC_RUN_ID", ""))
+        module = importlib.import_module(f"{STAGES_PACKAGE}.{stage}")
+    except (SpecError, ModuleNotFoundError) as exc:
+        raise SystemExit(f"SpecError: {exc}") from None
+    recipe = getattr(module, RECIPE_NAME, None)
+    if not callable(recipe):
+        raise SystemExit(f"SpecError: {STAGES_PACKAGE}.{stage} has no training recipe ({RECIPE_NAME})")
+    result = recipe(params, variant).call.run()
     if os.environ.get("RANK", "0") == "0":
-        _write_atomic(call.with_name("stats.json"), json.dumps(result).encode())
+        _write_atomic(spec_path.with_name("stats.json"), json.dumps(result).encode())
 
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or not under_torchrun():
-        sys.exit("usage: torchrun ... -m pipeline.training.launch CALL.pkl (started by a training stage)")
+        sys.exit("usage: torchrun ... -m pipeline.training.launch SPEC.json (started by a training stage)")
     _worker(Path(sys.argv[1]))
