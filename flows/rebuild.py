@@ -23,7 +23,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.logging import get_run_logger
 from prefect.settings import PREFECT_API_URL
 
-from flows._common import PARENT_RUN_ENV
+from flows._common import PARENT_RUN_ENV, cancelled_if_stopped
 from pipeline.common.headline import markdown_table, read_headlines
 from pipeline.common.runtime import dies_with_this_process
 from pipeline.experiments.targets import check_targets as check_stage_targets
@@ -93,7 +93,7 @@ def publish_metrics(repo_dir: str, before: dict) -> str:
     return "\n".join(parts) or "_no headline metrics yet_"
 
 
-@flow(name="rebuild", log_prints=True)
+@flow(name="rebuild", log_prints=True, on_crashed=[cancelled_if_stopped])  # stopped with make serve: Cancelled
 def rebuild(targets: list[str] | None = None, force: bool = False) -> str:
     """Reproduce the pipeline of the runner's checkout (all stages, or ``targets``) and publish its metrics."""
     targets = check_targets(list(targets or []))

@@ -4,7 +4,11 @@ Uses the project's shared server (``flows._server``: the one a plain ``dvc repro
 starting it on ``--port`` (default 4200) when none is running, unless ``--no-server`` (then
 ``PREFECT_API_URL`` must point at one). Serves ``rebuild`` on ``schedule.cron`` from params.yaml (or
 ``--interval`` seconds, for tests and demos), with a deployment concurrency limit of one. While it serves it
-holds a lease, so the server stays up; Ctrl-C stops the runner, and the server too if this started it.
+holds a lease, so the server stays up. Ctrl-C (or SIGTERM) first stops the runs in progress, every process
+of them (the rebuild, its ``dvc repro``, the stage), which record themselves Cancelled, then the runner, and
+the server too if this started it. Starting again cancels the runs a ``make serve`` that was killed outright
+left Running, so their concurrency slot does not hold up the next rebuild; one ``make serve`` per deployment
+and checkout (a lock in ``.prefect/``).
 
 Its deployment (``rebuild/<schedule.deployment_name>``, default ``rebuild/nightly``) and prefect.yaml's for
 work pools (``rebuild/pool``) have different names: a served deployment re-registers under its name, so one
@@ -15,13 +19,19 @@ refused.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import shlex
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from flows._server import (
+    HOME,
     PORT_ENV,
+    STATE,
     running_server,
     shared_api_url,
     stage_lease,
@@ -42,6 +52,96 @@ def pool_owner(full_name: str) -> str | None:
         except ObjectNotFound:
             return None
     return found.work_pool_name or None
+
+
+UNFINISHED = ["PENDING", "RUNNING", "CANCELLING"]  # the states that hold a deployment's concurrency slot
+
+
+def cancel_orphaned_runs(deployment_name: str) -> list[str]:
+    """Cancel the runs of ``rebuild/<deployment_name>`` (and their stage runs) that a stopped ``make serve``
+    left unfinished. Called while this process holds the deployment's serve lock and before it serves, so no
+    live process can own them; cancelling releases the concurrency slot each holds (a slot whose lease died
+    with the old server otherwise blocked the next rebuild for minutes, and the schedule with it). Returns
+    the cancelled rebuild runs' ids."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        DeploymentFilter,
+        DeploymentFilterName,
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+        FlowRunFilterTags,
+    )
+    from prefect.states import Cancelled
+
+    unfinished = FlowRunFilterState(type=FlowRunFilterStateType(any_=UNFINISHED))
+    cancelled: list[str] = []
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(state=unfinished),
+                                     deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=[deployment_name])))
+        for run in runs:
+            stages = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+                state=unfinished, tags=FlowRunFilterTags(all_=[f"rebuild:{run.id}"])))
+            for stage in stages:
+                client.set_flow_run_state(stage.id, Cancelled(message="its rebuild's make serve stopped"), force=True)
+            client.set_flow_run_state(run.id, Cancelled(message="left running by a make serve that stopped"),
+                                      force=True)
+            cancelled.append(str(run.id))
+    return cancelled
+
+
+def _stop_runs_then_serving(signum: int, frame: object) -> None:
+    """Ctrl-C or SIGTERM: stop the runs' processes first, while the runner still has them (on its own way
+    out it kills only the run process, and the stage under ``dvc repro`` ran on for minutes), then stop
+    serving as Ctrl-C does."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C stops at once
+    stopped = stop_children()
+    if stopped:
+        print(f"Stopped {stopped} process(es) of the runs in progress", flush=True)
+    raise KeyboardInterrupt
+
+
+def stop_children(timeout_s: float = 60.0) -> int:
+    """Stop every process this one started (the runs' processes, their ``dvc repro`` and its stage) with
+    SIGTERM, so each run records itself Cancelled while the server still answers; SIGKILL what is left after
+    ``timeout_s``. The shared server and its supervisor are left to ``stop_shared_server``. Returns how many
+    processes were stopped."""
+    import psutil
+
+    keep: set[int] = set()
+    with contextlib.suppress(OSError, ValueError):
+        state = json.loads(STATE.read_text(encoding="utf-8"))
+        for pid in (int(state.get("supervisor_pid", 0)), int(state.get("server_pid", 0))):
+            with contextlib.suppress(psutil.Error):
+                keep |= {pid, *(p.pid for p in psutil.Process(pid).children(recursive=True))}
+    children = [p for p in psutil.Process().children(recursive=True) if p.pid not in keep]
+    for child in children:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            child.send_signal(signal.SIGTERM)
+    _, alive = psutil.wait_procs(children, timeout=timeout_s)
+    for child in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            child.kill()
+    return len(children)
+
+
+@contextlib.contextmanager
+def serve_lock(deployment_name: str) -> Iterator[None]:
+    """One ``make serve`` per deployment on this machine: a second would take the deployment over, and its
+    clean-up would cancel the first one's runs."""
+    from filelock import FileLock, Timeout
+
+    HOME.mkdir(exist_ok=True)
+    lock = FileLock(str(HOME / f"serve-{deployment_name}.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise SystemExit(f"rebuild/{deployment_name} is already served from this checkout (another make serve "
+                         f"holds {lock.lock_file})") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,9 +206,20 @@ def main(argv: list[str] | None = None) -> int:
     prefect_bin = Path(sys.executable).with_name("prefect")
     print(f"Run one now: PREFECT_API_URL={shlex.quote(os.environ['PREFECT_API_URL'])} {shlex.quote(str(prefect_bin))} "
           f"deployment run {shlex.quote('rebuild/' + schedule.deployment_name)}", flush=True)
+    signal.signal(signal.SIGTERM, _stop_runs_then_serving)
+    signal.signal(signal.SIGINT, _stop_runs_then_serving)
     try:
-        with stage_lease():  # the supervisor keeps the server up while the scheduler runs
-            serve(deployment)
+        with serve_lock(schedule.deployment_name), stage_lease():  # the lease keeps the server up meanwhile
+            orphans = cancel_orphaned_runs(schedule.deployment_name)
+            if orphans:
+                print(f"Cancelled {len(orphans)} rebuild run(s) a stopped make serve left unfinished: "
+                      f"{', '.join(orphans)}", flush=True)
+            try:
+                serve(deployment)
+            finally:
+                stopped = stop_children()  # before the server goes: the runs record themselves Cancelled
+                if stopped:
+                    print(f"Stopped {stopped} process(es) of the runs in progress", flush=True)
     finally:
         if started_here:
             stop_shared_server()

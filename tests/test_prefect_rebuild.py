@@ -301,3 +301,151 @@ def test_a_stage_stopped_by_a_signal_is_cancelled_not_crashed(prefect_api, tmp_p
     body = {"flow_runs": {"tags": {"all_": [f"rebuild:stop-{sig.name}"]}}}
     runs = httpx.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
     assert [(r["name"], r["state_type"]) for r in runs] == [("slow_stage", "CANCELLED")], runs
+
+
+SLOW_STAGE_SCRIPT = """
+import os, sys, time
+from pathlib import Path
+from prefect import flow
+from flows._common import stage_main
+
+@flow(name="slow_stage")
+def slow_stage_flow(params_file: str = "params.yaml") -> None:
+    Path("started").write_text(str(os.getpid()))
+    if Path("slow").exists():
+        time.sleep(600)
+    Path("out.txt").write_text("done")
+
+sys.exit(stage_main(slow_stage_flow, ["--params", sys.argv[1]]))
+"""
+
+
+def _slow_dvc_repo(root: Path, repo: Path) -> Path:
+    """A checkout whose one stage is a Prefect stage flow that sleeps while the file ``slow`` exists."""
+    root.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run([venv_bin("dvc"), "init", "-q"], cwd=root, check=True)
+    subprocess.run([venv_bin("dvc"), "config", "core.analytics", "false"], cwd=root, check=True)
+    (root / "stage.py").write_text(SLOW_STAGE_SCRIPT)
+    (root / "dvc.yaml").write_text(textwrap.dedent(f"""\
+        stages:
+          slow:
+            cmd: {sys.executable} stage.py {repo / 'params.yaml'}
+            deps: [stage.py]
+            outs: [out.txt]
+            always_changed: true
+        """))
+    (root / "slow").touch()
+    return root
+
+
+def _deployment_id(api: str, name: str = "nightly") -> str | None:
+    with contextlib.suppress(httpx.HTTPError):
+        for d in httpx.post(f"{api}/deployments/filter", json={}, timeout=10).json():
+            if d["name"] == name and not d.get("paused", True):
+                return d["id"]
+    return None
+
+
+def _wait(cond, timeout: float, what: str, log: Path):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = cond()
+        if found:
+            return found
+        time.sleep(1)
+    raise AssertionError(f"{what} within {timeout:.0f} s:\n" + log.read_text()[-3000:])
+
+
+def _run_state(api: str, run_id: str) -> str:
+    return httpx.get(f"{api}/flow_runs/{run_id}", timeout=10).json()["state"]["type"]
+
+
+def _start_rebuild(api: str, log: Path) -> str:
+    dep = _wait(lambda: _deployment_id(api), 120, "serve registered no deployment", log)
+    res = httpx.post(f"{api}/deployments/{dep}/create_flow_run", json={}, timeout=10)
+    assert res.status_code < 400, res.text
+    return res.json()["id"]
+
+
+def _stage_runs(api: str, rebuild_id: str) -> list[dict]:
+    body = {"flow_runs": {"tags": {"all_": [f"rebuild:{rebuild_id}"]}}}
+    return httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
+
+
+@pytest.mark.timeout(900)
+def test_stopping_serve_mid_rebuild_cancels_its_runs_and_the_next_rebuild_completes(tmp_path, repo):
+    """Ctrl-C on `make serve` (its own server) while a rebuild's stage runs: the stage and dvc repro stop with
+    it, the rebuild and its stage run end Cancelled (not Running for good, holding the deployment's slot),
+    and `make serve` started again on the same address runs the next rebuild to completion."""
+    import psutil
+
+    slow = _slow_dvc_repo(tmp_path / "slow", repo)
+    port = free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    env = dict(os.environ, PREFECT_HOME=str(tmp_path / "home"), PYTHONPATH=str(repo))
+    env.pop("PREFECT_API_URL", None)
+    (tmp_path / "run").mkdir()
+    args = ("--port", str(port), "--interval", "86400", "--repo-dir", str(slow))
+    proc, log = _serve(tmp_path, repo, env, tmp_path / "run", *args)
+    try:
+        first = _start_rebuild(api, tmp_path / "serve.log")
+        _wait(lambda: (slow / "started").exists(), 240, "the stage did not start", tmp_path / "serve.log")
+        stage_pid = int((slow / "started").read_text())
+        proc.send_signal(signal.SIGINT)  # Ctrl-C
+        proc.wait(timeout=180)
+    finally:
+        if proc.poll() is None:
+            stop_process_group(proc, signal.SIGKILL)
+        log.close()
+    assert not psutil.pid_exists(stage_pid) or psutil.Process(stage_pid).status() == psutil.STATUS_ZOMBIE
+    text = (tmp_path / "serve.log").read_text()
+    assert "Stopped" in text and "process(es) of the runs in progress" in text, text[-3000:]
+    (slow / "slow").unlink()
+    (slow / "started").unlink()
+    proc, log = _serve(tmp_path, repo, env, tmp_path / "run", *args)
+    try:
+        second = _start_rebuild(api, tmp_path / "serve.log")
+        state = _wait(lambda: (s := _run_state(api, second)) in ("COMPLETED", "FAILED", "CRASHED") and s, 300,
+                      "the next rebuild did not finish", tmp_path / "serve.log")
+        assert state == "COMPLETED" and (slow / "out.txt").read_text() == "done"
+        assert _run_state(api, first) == "CANCELLED"
+        assert [r["state_type"] for r in _stage_runs(api, first)] == ["CANCELLED"]
+        assert api.removesuffix("/api") in (tmp_path / "serve.log").read_text()  # the same address again
+    finally:
+        stop_process_group(proc, signal.SIGINT)
+        log.close()
+
+
+@pytest.mark.timeout(900)
+def test_a_rebuild_left_running_by_a_killed_serve_does_not_block_the_next(prefect_api, tmp_path, repo):
+    """`make serve` killed outright (kill -9, a lost machine) leaves its rebuild Running and holding the
+    deployment's one concurrency slot; serving again cancels it, and the next rebuild runs at once."""
+    import psutil
+
+    slow = _slow_dvc_repo(tmp_path / "slow", repo)
+    args = ("--no-server", "--interval", "86400", "--repo-dir", str(slow))
+    proc, log = _serve(tmp_path, repo, _env(prefect_api), repo, *args)
+    try:
+        first = _start_rebuild(prefect_api, tmp_path / "serve.log")
+        _wait(lambda: (slow / "started").exists(), 240, "the stage did not start", tmp_path / "serve.log")
+        tree = [proc.pid, *(p.pid for p in psutil.Process(proc.pid).children(recursive=True))]
+        for pid in tree:  # everything at once, as a lost machine would
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        log.close()
+    assert _run_state(prefect_api, first) == "RUNNING"  # what the issue saw: a zombie holding the slot
+    (slow / "slow").unlink()
+    proc, log = _serve(tmp_path, repo, _env(prefect_api), repo, *args)
+    try:
+        second = _start_rebuild(prefect_api, tmp_path / "serve.log")
+        state = _wait(lambda: (s := _run_state(prefect_api, second)) in ("COMPLETED", "FAILED", "CRASHED") and s,
+                      120, "the next rebuild did not finish (waiting for a slot?)", tmp_path / "serve.log")
+        assert state == "COMPLETED"
+        assert _run_state(prefect_api, first) == "CANCELLED"
+        assert "Cancelled 1 rebuild run(s) a stopped make serve left unfinished" in (tmp_path / "serve.log").read_text()
+    finally:
+        stop_process_group(proc, signal.SIGINT)
+        log.close()
