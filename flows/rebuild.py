@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -52,19 +53,41 @@ def _dvc() -> str:
     return str(exe) if exe.exists() else "dvc"
 
 
+# What the stages under `dvc repro` print is for a terminal: a time on every line (Prefect's console format,
+# or our logger's), tqdm bars redrawn with carriage returns. In the run's log, which has its own time column,
+# a person reads the message: the bars go (their figures are in the stages' progress lines) and so does the
+# second time.
+QUIET_STAGES = {"QA_PIPELINE_NO_PROGRESS": "1", "TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+                "TRANSFORMERS_VERBOSITY": "error", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
+_LEADING_TIME = re.compile(r"^(?:\d{2}:\d{2}:\d{2}\.\d{3} \| |\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} )")
+_BAR = re.compile(r"\d+%\|[^|]*\|")
+
+
+def readable_line(line: str) -> str | None:
+    """A line of ``dvc repro`` output as the run's log shows it, or None for a progress bar."""
+    redrawn = line.rstrip().split("\r")  # a bar redrawn in place, then cleared for a log line
+    line = redrawn[-1].lstrip() if len(redrawn) > 1 else redrawn[0]
+    if not line.strip() or _BAR.search(line):
+        return None
+    return _LEADING_TIME.sub("", line)
+
+
 @task(name="dvc-repro", retries=0, cache_policy=None)
 def dvc_repro(repo_dir: str, targets: list[str], force: bool) -> None:
     logger = get_run_logger()
     cmd = [_dvc(), "repro", *(["--force"] if force else []), *targets]
     logger.info("running %s in %s", " ".join(cmd), repo_dir)
     # the stages report to this run's server and carry its id as a tag (flows._common.stage_main)
-    env = dict(os.environ, PREFECT_API_URL=str(PREFECT_API_URL.value() or ""), **{PARENT_RUN_ENV: _run_id()})
+    env = dict(os.environ, PREFECT_API_URL=str(PREFECT_API_URL.value() or ""), **{PARENT_RUN_ENV: _run_id()},
+               **QUIET_STAGES)
     proc = subprocess.Popen(cmd, cwd=repo_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             preexec_fn=dies_with_this_process())  # a killed run takes its dvc repro along
     tail: list[str] = []
     assert proc.stdout is not None
-    for line in proc.stdout:
-        line = line.rstrip()
+    for raw in proc.stdout:
+        line = readable_line(raw)
+        if line is None:
+            continue
         logger.info(line)
         tail = (tail + [line])[-40:]
     if proc.wait() != 0:
@@ -75,6 +98,27 @@ def _run_id() -> str:
     from prefect.runtime import flow_run
 
     return str(flow_run.id or "")
+
+
+@task(name="link-stage-runs", cache_policy=None)
+def link_stage_runs(rebuild_id: str) -> str:
+    """A table artifact of the stage runs this rebuild started (their name, state, duration and a link), so
+    the rebuild's page leads to each of them; the ``rebuild:<id>`` tag alone is cut short in the UI."""
+    from prefect.artifacts import create_table_artifact
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
+    from prefect.client.schemas.sorting import FlowRunSort
+    from prefect.settings import PREFECT_UI_URL
+
+    ui = str(PREFECT_UI_URL.value() or "").rstrip("/")
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(tags=FlowRunFilterTags(all_=[f"rebuild:{rebuild_id}"])),
+                                     sort=FlowRunSort.START_TIME_ASC)
+    rows = [{"stage": r.name, "state": r.state_name or "", "seconds": round(r.total_run_time.total_seconds(), 1),
+             "run": f"{ui}/runs/flow-run/{r.id}" if ui else str(r.id)} for r in runs]
+    create_table_artifact(key="rebuild-stages", table=rows,
+                          description=f"the {len(rows)} stage run(s) this rebuild started, in order (DVC skipped the rest)")
+    return f"{len(rows)} stage run(s)"
 
 
 @task(name="publish-metrics", cache_policy=None)
@@ -105,7 +149,10 @@ def rebuild(targets: list[str] | None = None, force: bool = False) -> str:
     try:
         with FileLock(str(lock_path), timeout=0):
             before = read_headlines(repo / "metrics")
-            dvc_repro(str(repo), targets, force)
+            try:
+                dvc_repro(str(repo), targets, force)
+            finally:  # a failed rebuild links what it ran too
+                link_stage_runs(_run_id())
             return publish_metrics(str(repo), before)
     except Timeout:
         raise RebuildAlreadyRunning(f"another rebuild holds {lock_path}; not starting a second one") from None

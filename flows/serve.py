@@ -10,7 +10,7 @@ the server too if this started it. Starting again cancels the runs a ``make serv
 left Running, so their concurrency slot does not hold up the next rebuild; one ``make serve`` per deployment
 and checkout (a lock in ``.prefect/``).
 
-Its deployment (``rebuild/<schedule.deployment_name>``, default ``rebuild/nightly``) and prefect.yaml's for
+Its deployment (``rebuild/<schedule.deployment_name>``, default ``rebuild/scheduled``) and prefect.yaml's for
 work pools (``rebuild/pool``) have different names: a served deployment re-registers under its name, so one
 name for both would hand the pool's deployment to this process. Serving under a name a work pool owns is
 refused.

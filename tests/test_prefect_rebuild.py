@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -82,7 +83,7 @@ def test_serve_runs_rebuild_on_a_schedule_and_the_server_records_it(prefect_api,
         assert done, "no completed rebuild run within 180 s:\n" + (tmp_path / "serve.log").read_text()[-3000:]
         assert json.loads((tiny / "metrics/quail/demo.json").read_text()) == {"acc": 42.5}
         deployment = httpx.get(f"{prefect_api}/deployments/{done[0]['deployment_id']}", timeout=10).json()
-        assert deployment["name"] == "nightly"
+        assert deployment["name"] == "scheduled"
         assert deployment["global_concurrency_limit"]["limit"] == 1
         arts = httpx.post(f"{prefect_api}/artifacts/filter",
                           json={"artifacts": {"key": {"any_": ["metrics-quail"]}}}, timeout=10).json()
@@ -128,7 +129,7 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
             time.sleep(2)
             assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
             found = httpx.post(f"{prefect_api}/deployments/filter", json={}, timeout=10).json()
-            deployment = next((d for d in found if d["name"] == "nightly" and not d.get("paused")), None)
+            deployment = next((d for d in found if d["name"] == "scheduled" and not d.get("paused")), None)
         assert deployment, (tmp_path / "serve.log").read_text()[-3000:]
         # the command serve prints runs as printed, in a shell without PREFECT_API_URL
         printed = next(line for line in (tmp_path / "serve.log").read_text().splitlines()
@@ -204,7 +205,7 @@ def test_a_stage_run_is_named_after_its_stage_and_tagged_with_its_rebuild(prefec
 
 def _deployments(api: str) -> dict[str, dict]:
     found = httpx.post(f"{api}/deployments/filter", json={}, timeout=10).json()
-    return {d["name"]: d for d in found if d["name"] in ("nightly", "pool")}
+    return {d["name"]: d for d in found if d["name"] in ("scheduled", "pool")}
 
 
 def _serve_until_registered(tmp_path: Path, repo: Path, api: str) -> None:
@@ -215,7 +216,7 @@ def _serve_until_registered(tmp_path: Path, repo: Path, api: str) -> None:
         while time.monotonic() < deadline:
             time.sleep(2)
             assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
-            if not _deployments(api).get("nightly", {"paused": True}).get("paused", True):
+            if not _deployments(api).get("scheduled", {"paused": True}).get("paused", True):
                 return
         raise AssertionError("serve registered nothing:\n" + (tmp_path / "serve.log").read_text()[-3000:])
     finally:
@@ -224,7 +225,7 @@ def _serve_until_registered(tmp_path: Path, repo: Path, api: str) -> None:
 
 
 def test_serve_and_prefect_deploy_keep_their_own_deployments_in_either_order(prefect_api, tmp_path, repo):
-    """make serve's rebuild/nightly and prefect.yaml's rebuild/pool, registered in both orders on one real
+    """make serve's rebuild/scheduled and prefect.yaml's rebuild/pool, registered in both orders on one real
     server: each stays what it is (a served deployment has no work pool; the pool's keeps its pool). A
     prefect.yaml that still names its rebuild deployment like the served one makes serve refuse to start."""
     env = dict(_env(prefect_api), QA_PIPELINE_CHECKOUT=str(repo))
@@ -243,27 +244,27 @@ def test_serve_and_prefect_deploy_keep_their_own_deployments_in_either_order(pre
     _serve_until_registered(tmp_path, repo, prefect_api)
     both = _deployments(prefect_api)
     assert both["pool"]["id"] == pool_id and both["pool"]["work_pool_name"] == "qa-pipeline"
-    assert both["nightly"]["work_pool_name"] in (None, "") and both["nightly"]["id"] != pool_id
+    assert both["scheduled"]["work_pool_name"] in (None, "") and both["scheduled"]["id"] != pool_id
     deploy(repo)  # serve, then deploy
     both = _deployments(prefect_api)
     assert both["pool"]["id"] == pool_id and both["pool"]["work_pool_name"] == "qa-pipeline"
-    assert both["nightly"]["work_pool_name"] in (None, "")
+    assert both["scheduled"]["work_pool_name"] in (None, "")
 
     # the old prefect.yaml: the pool's rebuild deployment named like the served one
     old = tmp_path / "old-checkout"
     old.mkdir()
     for name in ("flows", "pipeline"):
         (old / name).symlink_to(repo / name)
-    (old / "prefect.yaml").write_text((repo / "prefect.yaml").read_text().replace("- name: pool ", "- name: nightly ", 1))
-    httpx.delete(f"{prefect_api}/deployments/{both['nightly']['id']}", timeout=10).raise_for_status()
+    (old / "prefect.yaml").write_text((repo / "prefect.yaml").read_text().replace("- name: pool ", "- name: scheduled ", 1))
+    httpx.delete(f"{prefect_api}/deployments/{both['scheduled']['id']}", timeout=10).raise_for_status()
     deploy(old)
-    taken = _deployments(prefect_api)["nightly"]
+    taken = _deployments(prefect_api)["scheduled"]
     assert taken["work_pool_name"] == "qa-pipeline"
     res = subprocess.run([sys.executable, "-m", "flows.serve", "--no-server", "--interval", "86400", "--repo-dir",
                           str(tmp_path), "--params", str(repo / "params.yaml")], cwd=repo, env=_env(prefect_api),
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "work pool 'qa-pipeline'" in res.stderr, res.stdout[-2000:] + res.stderr[-2000:]
-    after = _deployments(prefect_api)["nightly"]
+    after = _deployments(prefect_api)["scheduled"]
     assert (after["id"], after["work_pool_name"]) == (taken["id"], "qa-pipeline")
 
 
@@ -339,7 +340,7 @@ def _slow_dvc_repo(root: Path, repo: Path) -> Path:
     return root
 
 
-def _deployment_id(api: str, name: str = "nightly") -> str | None:
+def _deployment_id(api: str, name: str = "scheduled") -> str | None:
     with contextlib.suppress(httpx.HTTPError):
         for d in httpx.post(f"{api}/deployments/filter", json={}, timeout=10).json():
             if d["name"] == name and not d.get("paused", True):
@@ -449,3 +450,36 @@ def test_a_rebuild_left_running_by_a_killed_serve_does_not_block_the_next(prefec
     finally:
         stop_process_group(proc, signal.SIGINT)
         log.close()
+
+
+
+def test_rebuild_logs_read_as_messages_and_link_their_stage_runs(prefect_api, tmp_path, repo):
+    """A rebuild's log: no progress bars, no second time stamp on a stage's lines; its artifacts: a table of
+    the stage runs it started with a link to each."""
+    from flows.rebuild import readable_line
+
+    assert readable_line("Loading weights:   0%|   | 0/105 [00:00<?, ?it/s]\rLoading weights: 100%|█| 105/105") is None
+    assert readable_line("predict:  25%|██▌  | 2/8 [00:01<00:05]\r    2026-11-24 02:33:59,740 INFO qa_pipeline: "
+                         "predict: 8/8 batch (100%)") == "INFO qa_pipeline: predict: 8/8 batch (100%)"
+    assert readable_line("02:45:11.264 | INFO    | Flow run 'train_span' - train: 41/60 steps (68%)") == \
+        "INFO    | Flow run 'train_span' - train: 41/60 steps (68%)"
+    assert readable_line("  File \"x.py\", line 3") == "  File \"x.py\", line 3"  # tracebacks keep their shape
+    slow = _slow_dvc_repo(tmp_path / "fast", repo)
+    (slow / "slow").unlink()
+    res = subprocess.run([sys.executable, "-m", "flows.rebuild", "--repo-dir", str(slow)], cwd=tmp_path,
+                         env=_env(prefect_api), capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    rebuild = httpx.post(f"{prefect_api}/flow_runs/filter", json={"flows": {"name": {"any_": ["rebuild"]}},
+                         "sort": "START_TIME_DESC", "limit": 1}, timeout=10).json()[0]
+    stage = _stage_runs(prefect_api, rebuild["id"])
+    assert [s["name"] for s in stage] == ["slow_stage"]
+    logs = httpx.post(f"{prefect_api}/logs/filter", json={"logs": {"flow_run_id": {"any_": [rebuild["id"]]}}},
+                      timeout=10).json()
+    forwarded = [entry["message"] for entry in logs if "slow_stage" in entry["message"]]
+    assert forwarded and not any(re.match(r"\d{2}:\d{2}:\d{2}\.\d{3} \|", m) for m in forwarded), forwarded
+    artifacts = httpx.post(f"{prefect_api}/artifacts/filter", json={"artifacts": {"key": {"any_": ["rebuild-stages"]}}},
+                           timeout=10).json()
+    table = next(a for a in artifacts if a["flow_run_id"] == rebuild["id"])
+    rows = json.loads(table["data"]) if isinstance(table["data"], str) else table["data"]
+    assert rows[0]["stage"] == "slow_stage" and rows[0]["state"] == "Completed"
+    assert rows[0]["run"].endswith(f"/runs/flow-run/{stage[0]['id']}")
