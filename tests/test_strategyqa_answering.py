@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pipeline.common.benchmark_sources import describe
+from pipeline.stages.benchmark_sources import describe
 from pipeline.params import project_section
 from pipeline.strategyqa.answering import (
     accuracy,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pipeline.common.sentences import split_sentences
 from pipeline.quail.data import NOT_ENOUGH_INFO, MCQuestion
-from pipeline.search.analysis import ENGLISH_STOP_WORDS
+from pipeline.common.stop_words import ENGLISH_STOP_WORDS
 from pipeline.search.base import SearchBackend
 
 _WORD = re.compile(r"\w+(?:'\w+)?")

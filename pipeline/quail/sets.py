@@ -3,7 +3,7 @@ held-out texts), and the record a stage leaves when its inputs are missing."""
 
 from __future__ import annotations
 
-from pipeline.common.benchmark_sources import read_manifest, skipped
+from pipeline.common.manifest import read_manifest, skipped
 from pipeline.common.runtime import atomic_output, get_logger, write_json
 from pipeline.params import QuailParams
 from pipeline.quail.data import MCQuestion, load_quail

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import re
 
-from pipeline.search.analysis import ENGLISH_STOP_WORDS
+from pipeline.common.stop_words import ENGLISH_STOP_WORDS
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 TEMPLATES = ("Did {a} exist before {b}?", "Could {a} be found in the same place as {b}?",

@@ -22,13 +22,9 @@ from pathlib import Path
 
 import tantivy
 
+from pipeline.common.stop_words import ENGLISH_STOP_WORDS  # ES's "_english_" list
+
 ANALYZER = "en_bm25"
-# Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, which is what ES's "_english_" names.
-ENGLISH_STOP_WORDS = (
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not",
-    "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was",
-    "will", "with",
-)
 # ‘ and ’ join letters like the standard tokenizer's MidNumLet (transliterated ʿayn: "Shuja‘i")
 TOKEN_PATTERN = r"\w+(?:['’‘.]\w+|,\d+)*"
 OVERRIDES_FILE = Path(__file__).with_name("porter2_overrides.json")

@@ -4,24 +4,15 @@ human-model gap (or, without human accuracies, against model accuracy) and the p
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 
 from pipeline.common.headline import write_headline
 from pipeline.common.runtime import write_json
 from pipeline.common.safe_text import write_plot_csv
-from pipeline.difficulty.analysis import (
-    MEASURES,
-    analyse,
-    easy_hard,
-    gaps,
-    load_human_accuracies,
-    passage_measures,
-)
+from pipeline.difficulty.analysis import MEASURES, load_human_accuracies
+from pipeline.difficulty.study import study
 from pipeline.params import Params
-from pipeline.quail.mc_model import VARIANTS
-from pipeline.quail.systems import mc_system
-from pipeline.quail.report import accuracy_table, per_question
+from pipeline.quail.systems import MC_VARIANTS, mc_system
 from pipeline.quail.sets import heldout_dev, quail_sets, skip_outputs
 
 METRICS = "reports/difficulty.json"
@@ -39,7 +30,7 @@ def _system_predictions() -> dict[str, dict[str, dict[str, int]]]:
     base = json.loads(Path("data/predictions/quail/baselines.json").read_text(encoding="utf-8"))
     out["dev_heldout"].update(base.get("dev", {}))
     out["challenge"].update(base.get("challenge", {}))
-    for variant in VARIANTS:
+    for variant in MC_VARIANTS:
         path = Path(f"data/predictions/quail/mc_{variant}.json")
         preds = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         for set_name, by_qid in preds.items():
@@ -58,38 +49,9 @@ def run(params: Params) -> dict:
         return {"skipped": reason}
     questions = heldout_dev(sets, train)
     predictions = _system_predictions()
-    systems = predictions["dev_heldout"]
-    missing = [m for m in p.models if m not in systems]
-    if missing:
-        raise ValueError(f"difficulty.models {missing} have no predictions on the held-out dev texts")
-    correct = {m: per_question(questions, systems[m]) for m in p.models}
-    model_acc = {q.qid: 100.0 * statistics.fmean(correct[m][q.qid] for m in p.models) for q in questions}
-    by_text = {}
-    for q in questions:
-        if q.text_id not in by_text:
-            by_text[q.text_id] = passage_measures(q.context)
-    measures = {q.qid: by_text[q.text_id] for q in questions}
     human = load_human_accuracies(p.human_accuracies) if p.human_accuracies else None
-    result = analyse(measures, model_acc, human)
-    result["models_averaged"] = p.models
-    if human is None:
-        result["human_note"] = NO_HUMANS
-
-    ablations = {}
-    for name, qs in (("dev_heldout", questions), ("challenge", sets.get("challenge", []))):
-        preds = predictions[name]
-        rows = {v: accuracy_table(qs, preds[f"mc_{v}"]) for v in VARIANTS if f"mc_{v}" in preds and qs}
-        if rows:
-            ablations[name] = {v: {"all": t["all"], "by_type": t["by_type"]} for v, t in rows.items()}
-    if human is not None:
-        easy, hard = easy_hard(gaps(human, model_acc))
-        for subset, ids in (("easy", set(easy)), ("hard", set(hard))):
-            sub = [q for q in questions if q.qid in ids]
-            ablations[f"dev_heldout_{subset}"] = {v: accuracy_table(sub, systems[f"mc_{v}"])["all"]
-                                                  for v in VARIANTS if f"mc_{v}" in systems and sub}
-    result["ablations"] = ablations
-
-    gap = gaps(human, model_acc) if human else {}
+    found = study(questions, sets.get("challenge", []), predictions, p.models, human, NO_HUMANS)
+    result, measures, model_acc, gap = found.result, found.measures, found.model_accuracy, found.gap
     write_plot_csv(PLOT, PLOT_COLUMNS, (
         [q.qid, q.question_type, measures[q.qid].passage_words, round(measures[q.qid].fk_grade, 4),
          measures[q.qid].word_zipf, round(model_acc[q.qid], 2), "" if q.qid not in gap else round(gap[q.qid], 2)]

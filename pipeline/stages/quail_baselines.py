@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.common.benchmark_sources import read_manifest, skipped
+from pipeline.common.manifest import read_manifest, skipped
 from pipeline.common.headline import write_headline
 from pipeline.common.runtime import atomic_output, get_logger, write_json
 from pipeline.params import Params

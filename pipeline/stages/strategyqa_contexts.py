@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.common.benchmark_sources import read_manifest, skipped
+from pipeline.common.manifest import read_manifest, skipped
 from pipeline.common.headline import percent, write_headline
 from pipeline.common.runtime import get_logger, write_json
 from pipeline.params import Params

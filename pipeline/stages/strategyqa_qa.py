@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.common.benchmark_sources import read_manifest
+from pipeline.common.manifest import read_manifest
 from pipeline.common.headline import dev_figures, write_headline
 from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.runtime import atomic_output, get_logger, write_json

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
-from pipeline.common.benchmark_sources import read_manifest, skipped
+from pipeline.common.manifest import read_manifest, skipped
 from pipeline.common.runtime import atomic_output, get_logger, progress, write_json
 from pipeline.params import Params
 from pipeline.wiki.paragraphs import dump_paragraphs, with_evidence

@@ -1,0 +1,78 @@
+"""Sugawara et al. (2022)'s method on one set of multiple-choice questions, computed once: model accuracy per
+question (the mean correctness of the chosen systems), passage measures per text, the human-model gap and its
+easy/hard subsets (when human accuracies exist), and the partial-input ablations (accuracy of each input
+variant of the multiple-choice model, overall, by question type and on the easy and hard subsets).
+
+Plain values in, a result dict out: the ``difficulty`` stage reads params and files, writes reports and plots."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pipeline.difficulty.analysis import PassageMeasures, analyse, easy_hard, gaps, passage_measures
+from pipeline.quail.data import MCQuestion
+from pipeline.quail.report import accuracy_table, per_question
+from pipeline.quail.systems import MC_VARIANTS, mc_system
+
+Predictions = dict[str, dict[str, int]]  # {system: {qid: option}}
+
+
+@dataclass(frozen=True)
+class Study:
+    result: dict  # what reports/difficulty.json holds
+    measures: dict[str, PassageMeasures]  # per question (its passage's)
+    model_accuracy: dict[str, float]  # per question, %
+    gap: dict[str, float]  # human - model per question; empty without human accuracies
+
+
+def model_accuracy(questions: Sequence[MCQuestion], systems: Predictions, models: Sequence[str]) -> dict[str, float]:
+    missing = [m for m in models if m not in systems]
+    if missing:
+        raise ValueError(f"difficulty.models {missing} have no predictions on the held-out dev texts")
+    correct = {m: per_question(questions, systems[m]) for m in models}
+    return {q.qid: 100.0 * statistics.fmean(correct[m][q.qid] for m in models) for q in questions}
+
+
+def measures_by_question(questions: Sequence[MCQuestion]) -> dict[str, PassageMeasures]:
+    """Each passage measured once, whatever the number of its questions."""
+    by_text: dict[str, PassageMeasures] = {}
+    for q in questions:
+        if q.text_id not in by_text:
+            by_text[q.text_id] = passage_measures(q.context)
+    return {q.qid: by_text[q.text_id] for q in questions}
+
+
+def ablations(sets: dict[str, Sequence[MCQuestion]], predictions: dict[str, Predictions],
+              gap: dict[str, float] | None) -> dict:
+    """Accuracy of each multiple-choice input variant per question set (overall and by type) and, with a
+    gap, on the held-out dev questions of its easy and hard subsets."""
+    out: dict = {}
+    for name, qs in sets.items():
+        preds = predictions[name]
+        rows = {v: accuracy_table(qs, preds[mc_system(v)]) for v in MC_VARIANTS if mc_system(v) in preds and qs}
+        if rows:
+            out[name] = {v: {"all": t["all"], "by_type": t["by_type"]} for v, t in rows.items()}
+    if gap is not None:
+        questions, systems = sets["dev_heldout"], predictions["dev_heldout"]
+        easy, hard = easy_hard(gap)
+        for subset, ids in (("easy", set(easy)), ("hard", set(hard))):
+            sub = [q for q in questions if q.qid in ids]
+            out[f"dev_heldout_{subset}"] = {v: accuracy_table(sub, systems[mc_system(v)])["all"]
+                                            for v in MC_VARIANTS if mc_system(v) in systems and sub}
+    return out
+
+
+def study(questions: Sequence[MCQuestion], challenge: Sequence[MCQuestion], predictions: dict[str, Predictions],
+          models: Sequence[str], human: dict[str, float] | None, no_humans_note: str) -> Study:
+    """``predictions``: ``{"dev_heldout": ..., "challenge": ...}``; ``questions`` the held-out dev ones."""
+    model_acc = model_accuracy(questions, predictions["dev_heldout"], models)
+    measures = measures_by_question(questions)
+    result = analyse(measures, model_acc, human)
+    result["models_averaged"] = list(models)
+    if human is None:
+        result["human_note"] = no_humans_note
+    gap = gaps(human, model_acc) if human is not None else None
+    result["ablations"] = ablations({"dev_heldout": questions, "challenge": challenge}, predictions, gap)
+    return Study(result, measures, model_acc, gap or {})
