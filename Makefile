@@ -70,11 +70,10 @@ serve: setup check-params
 plots: setup
 	$(VENV)/bin/dvc plots show
 
-# experiments side by side, only what differs between them (params and headline metrics; dependency hashes
-# left out): readable in a 160-column terminal where plain `dvc exp show` lists every param and metric
-EXP_SHOW_DROP := ^(\.\./|shared/|data/|models/|flows/|pipeline/)
+# experiments side by side: one column per experiment, one row per param or headline figure that differs
+# (pipeline/experiments/table.py); fits 160 columns where `dvc exp show` names every column by its full path
 exps:
-	$(VENV)/bin/dvc exp show --no-pager --only-changed --drop '$(EXP_SHOW_DROP)'
+	$(VENV)/bin/python -m pipeline.experiments.table
 
 
 clean-envs:

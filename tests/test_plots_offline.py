@@ -106,3 +106,39 @@ def test_headless_chromium_draws_the_charts(plots_html, tmp_path):
     rgb = np.asarray(Image.open(shot).convert("RGB"), dtype=np.int16)
     coloured = int(((rgb.max(axis=2) - rgb.min(axis=2)) > 60).sum())  # marks, not text or grid
     assert coloured > 5000, f"only {coloured} coloured pixels: the charts did not render"
+
+
+def _browser() -> str:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        if os.environ.get("QA_PIPELINE_REQUIRE_BROWSER"):
+            pytest.fail("chromium is required here (QA_PIPELINE_REQUIRE_BROWSER) but not installed")
+        pytest.skip("chromium is not installed (Debian package chromium; .ci/run installs it)")
+    return browser
+
+
+@pytest.mark.parametrize("template,series", [("lines_by_system", {"system": "bm25l"}),
+                                             ("curves_by_model", {"filename": "span_window/loss.tsv"})])
+def test_dvc_plots_diff_gives_each_revision_its_own_symbol(repo, tmp_path, template, series):
+    """`dvc plots diff` puts two revisions of a line in one chart (DVC adds their ``rev``): besides the dash,
+    their points must differ in shape, or a reader cannot tell the revisions apart where the lines cross or
+    a revision has single points. Drawn by headless Chromium from the offline page, as SVG."""
+    if not (repo / TEMPLATE).exists():
+        subprocess.run([venv_bin("python"), "-m", "pipeline.common.plots_template"], cwd=repo, check=True)
+    fill = {"<DVC_METRIC_X>": "x", "<DVC_METRIC_Y>": "y", "<DVC_METRIC_TITLE>": "t", "<DVC_METRIC_X_LABEL>": "x",
+            "<DVC_METRIC_Y_LABEL>": "y"}
+    text = (repo / ".dvc/plots" / f"{template}.json").read_text()
+    for key, value in fill.items():
+        text = text.replace(key, value)
+    rows = [{"x": x, "y": 10.0 * x + (5 if rev == "HEAD" else 0), "rev": rev, **series}
+            for rev in ("workspace", "HEAD") for x in (1, 2, 3)]
+    spec = json.loads(text.replace('"<DVC_METRIC_DATA>"', json.dumps(rows)))
+    page = tmp_path / "diff.html"
+    page.write_text((repo / TEMPLATE).read_text().replace(
+        "{plot_divs}", f"<div id='v'></div><script>vegaEmbed('#v', {json.dumps(spec)}, {{renderer: 'svg'}});</script>"))
+    dom = subprocess.run([_browser(), "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000",
+                          "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=180).stdout
+    marks = re.findall(r'<g class="mark-symbol role-mark[^"]*"[^>]*>(.*?)</g>', dom, re.S)
+    assert marks, "no points drawn:\n" + dom[-2000:]
+    shapes = {d for group in marks for d in re.findall(r' d="([^"]+)"', group)}
+    assert len(shapes) == 2, shapes  # one symbol per revision
