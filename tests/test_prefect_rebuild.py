@@ -419,9 +419,15 @@ def test_stopping_serve_mid_rebuild_cancels_its_runs_and_the_next_rebuild_comple
 
 
 @pytest.mark.timeout(900)
-def test_a_rebuild_left_running_by_a_killed_serve_does_not_block_the_next(prefect_api, tmp_path, repo):
+def test_a_rebuild_left_running_by_a_killed_serve_does_not_block_the_next(tmp_path, repo):
     """`make serve` killed outright (kill -9, a lost machine) leaves its rebuild Running and holding the
     deployment's one concurrency slot; serving again cancels it, and the next rebuild runs at once."""
+    (tmp_path / "home").mkdir()
+    with prefect_server(tmp_path / "home") as prefect_api:  # its own: other tests leave deployments behind
+        _killed_serve_then_next_rebuild(prefect_api, tmp_path, repo)
+
+
+def _killed_serve_then_next_rebuild(prefect_api: str, tmp_path: Path, repo: Path) -> None:
     import psutil
 
     slow = _slow_dvc_repo(tmp_path / "slow", repo)
@@ -452,8 +458,7 @@ def test_a_rebuild_left_running_by_a_killed_serve_does_not_block_the_next(prefec
         log.close()
 
 
-
-def test_rebuild_logs_read_as_messages_and_link_their_stage_runs(prefect_api, tmp_path, repo):
+def test_rebuild_logs_read_as_messages_and_link_their_stage_runs(tmp_path, repo):
     """A rebuild's log: no progress bars, no second time stamp on a stage's lines; its artifacts: a table of
     the stage runs it started with a link to each."""
     from flows.rebuild import readable_line
@@ -466,6 +471,12 @@ def test_rebuild_logs_read_as_messages_and_link_their_stage_runs(prefect_api, tm
     assert readable_line("  File \"x.py\", line 3") == "  File \"x.py\", line 3"  # tracebacks keep their shape
     slow = _slow_dvc_repo(tmp_path / "fast", repo)
     (slow / "slow").unlink()
+    (tmp_path / "home").mkdir()
+    with prefect_server(tmp_path / "home") as prefect_api:  # its own: the latest rebuild run is this one
+        _rebuild_and_read_its_log(prefect_api, tmp_path, slow)
+
+
+def _rebuild_and_read_its_log(prefect_api: str, tmp_path: Path, slow: Path) -> None:
     res = subprocess.run([sys.executable, "-m", "flows.rebuild", "--repo-dir", str(slow)], cwd=tmp_path,
                          env=_env(prefect_api), capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
