@@ -201,8 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         if started_here:
             stop_shared_server()
         return 2
-    # Prefect's own banner prints `prefect deployment run ...` without the server's address, which in a
-    # shell without PREFECT_API_URL starts a temporary server and finds no deployment: print one that works
+    # the command to trigger a run, with the server's address (works in any shell)
     prefect_bin = Path(sys.executable).with_name("prefect")
     print(f"Run one now: PREFECT_API_URL={shlex.quote(os.environ['PREFECT_API_URL'])} {shlex.quote(str(prefect_bin))} "
           f"deployment run {shlex.quote('rebuild/' + schedule.deployment_name)}", flush=True)
@@ -215,7 +214,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"Cancelled {len(orphans)} rebuild run(s) a stopped make serve left unfinished: "
                       f"{', '.join(orphans)}", flush=True)
             try:
-                serve(deployment)
+                # Prefect's own banner names `prefect deployment run ...` without the server: in a shell
+                # without PREFECT_API_URL that starts a temporary server and finds no deployment
+                print(f"Serving rebuild/{schedule.deployment_name} "
+                      f"({f'every {args.interval:g} s' if args.interval else f'cron {schedule.cron} {schedule.timezone}'});"
+                      f" Ctrl-C stops it and the runs in progress", flush=True)
+                serve(deployment, print_starting_message=False)
             finally:
                 stopped = stop_children()  # before the server goes: the runs record themselves Cancelled
                 if stopped:

@@ -184,6 +184,7 @@ def test_make_serve_with_its_own_server_completes_a_scheduled_run(tmp_path, repo
         # what it says about its server is what it does: up while it serves (no idle stop under a lease)
         assert f"Prefect UI: http://127.0.0.1:{port} " in text and "stops after" not in text, text[:2000]
         assert "up while this serves, then stopped" in text
+        assert "Serving rebuild/scheduled (every 10 s)" in text and "is being served" not in text  # no Prefect banner
     finally:
         stop_process_group(proc, signal.SIGINT)
         log.close()
