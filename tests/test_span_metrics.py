@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.span_qa.baselines import run_baselines, sentence_windows
+from pipeline.nlquad.baselines import run_baselines, sentence_windows
 from pipeline.span_qa.metrics import (
     evaluate,
     exact_match,
@@ -14,7 +14,7 @@ from pipeline.span_qa.metrics import (
     normalize_answer,
     rouge,
 )
-from pipeline.span_qa.split import split_dataset, split_sizes
+from pipeline.nlquad.split import split_dataset, split_sizes
 
 CTX = "The cat sat on the mat. The dog ran in the park. The cat ate the fish."
 #      tokens: 0 The 1 cat 2 sat 3 on 4 the 5 mat. 6 The 7 dog 8 ran 9 in 10 the 11 park. 12 The 13 cat 14 ate 15 the 16 fish.

@@ -9,7 +9,7 @@ from pipeline.common.headline import span_figures, write_headline
 from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.runtime import write_json
 from pipeline.params import Params
-from pipeline.span_qa.baselines import run_baselines
+from pipeline.nlquad.baselines import run_baselines
 from pipeline.span_qa.metrics import evaluate
 from pipeline.span_qa.plots import write_length_plot
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from pipeline.common.runtime import write_json_set
 from pipeline.nlquad.hf_export import write_hf_export
 from pipeline.params import Params
-from pipeline.span_qa.split import split_dataset, split_sizes
+from pipeline.nlquad.split import split_dataset, split_sizes
 
 
 def run(params: Params) -> dict:
