@@ -42,7 +42,7 @@ def test_make_exps_shows_a_one_param_experiment_within_160_columns(repo, tmp_pat
     env = dict(os.environ, COLUMNS="160")
     out = subprocess.run(["make", "-s", "exps", f"VENV={repo / '.venv'}"], cwd=clone, env=env, capture_output=True,
                          text=True, timeout=300, check=True).stdout
-    assert "quail.pmi_window" in out and "metrics/quail/pmi.json:acc" in out, out
+    assert "quail.pmi_window" in out and "quail/pmi:acc" in out, out  # one row each: param, then figure
     assert str(figures["acc"]) in out
     assert _width(out) <= 160 and "…" not in out, out
 
