@@ -67,6 +67,8 @@ def cancel_orphaned_runs(deployment_name: str) -> list[str]:
     from prefect.client.schemas.filters import (
         DeploymentFilter,
         DeploymentFilterName,
+        FlowFilter,
+        FlowFilterName,
         FlowRunFilter,
         FlowRunFilterState,
         FlowRunFilterStateType,
@@ -78,6 +80,7 @@ def cancel_orphaned_runs(deployment_name: str) -> list[str]:
     cancelled: list[str] = []
     with get_client(sync_client=True) as client:
         runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(state=unfinished),
+                                     flow_filter=FlowFilter(name=FlowFilterName(any_=["rebuild"])),  # not a sweep's
                                      deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=[deployment_name])))
         for run in runs:
             stages = client.read_flow_runs(flow_run_filter=FlowRunFilter(
