@@ -28,6 +28,7 @@ from flows._common import PARENT_RUN_ENV, cancelled_if_stopped
 from pipeline.common.headline import markdown_table, read_headlines
 from pipeline.common.runtime import dies_with_this_process
 from pipeline.experiments.targets import check_targets as check_stage_targets
+from pipeline.common.layout import PATHS
 
 
 class RebuildAlreadyRunning(RuntimeError):
@@ -125,7 +126,7 @@ def link_stage_runs(rebuild_id: str) -> str:
 def publish_metrics(repo_dir: str, before: dict) -> str:
     """One artifact per track: the headline figures after this run, with their change against ``before``
     (the figures in the checkout when this run started, i.e. the previous run's)."""
-    after = read_headlines(Path(repo_dir) / "metrics")
+    after = read_headlines(Path(repo_dir) / PATHS.metrics)
     parts = []
     for track, systems in after.items():
         if not systems:
@@ -148,7 +149,7 @@ def rebuild(targets: list[str] | None = None, force: bool = False) -> str:
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with FileLock(str(lock_path), timeout=0):
-            before = read_headlines(repo / "metrics")
+            before = read_headlines(repo / PATHS.metrics)
             try:
                 dvc_repro(str(repo), targets, force)
             finally:  # a failed rebuild links what it ran too

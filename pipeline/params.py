@@ -63,7 +63,6 @@ class SampleParams(StrictModel):
     """The offline sample sources (``sample`` stage): archived BBC pages and a CirrusSearch dump."""
 
     seed: int
-    out_dir: str
     n_articles: int = Field(ge=10, le=5000, description="distinct BBC article pages to write")
     duplicate_captures: int = Field(ge=0, description="extra captures of already written articles")
     cross_domain_duplicates: int = Field(ge=0, description="articles also captured under bbc.com")

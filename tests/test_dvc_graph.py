@@ -11,22 +11,15 @@ from pipeline.params import Params
 from pipeline.experiments.stage_deps import code_deps, project_files, update
 
 
-def _expand(stages: dict) -> dict:
-    """``foreach`` stages as DVC expands them (``name@item``), with ``${item}`` substituted."""
-    out = {}
-    for name, stage in stages.items():
-        if "foreach" not in stage:
-            out[name] = stage
-            continue
-        for item in stage["foreach"]:
-            out[f"{name}@{item}"] = yaml.safe_load(yaml.safe_dump(stage["do"]).replace("${item}", str(item)))
-    return out
-
-
 def _dvc(repo: Path) -> dict:
-    dvc = yaml.safe_load((repo / "dvc.yaml").read_text())
-    dvc["stages"] = _expand(dvc["stages"])
-    return dvc
+    """dvc.yaml as DVC reads it: ``foreach`` stages expanded (``name@key``) and every ``${...}`` (paths.yaml,
+    params.yaml) filled in, by DVC's own resolver."""
+    from dvc.dvcfile import load_file
+    from dvc.repo import Repo
+
+    resolver = load_file(Repo(str(repo)), "dvc.yaml").resolver
+    return {"stages": resolver.resolve()["stages"], "metrics": resolver.resolve_metrics(),
+            "plots": resolver.resolve_plots()}
 
 
 def test_every_stage_runs_the_flow_of_its_name(repo):
@@ -99,7 +92,8 @@ def test_touching_a_module_marks_exactly_the_stages_that_can_run_it(repo, tmp_pa
     from dvc.repo import Repo
 
     copy = tmp_path / "copy"
-    tracked = subprocess.run(["git", "ls-files", "flows", "pipeline", "dvc.yaml", "dvc.lock", "params.yaml", ".dvc"],
+    tracked = subprocess.run(["git", "ls-files", "flows", "pipeline", "dvc.yaml", "dvc.lock", "params.yaml", "paths.yaml",
+                              ".dvc"],
                              cwd=repo, capture_output=True, text=True, check=True).stdout.split()
     for rel in tracked:
         (copy / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -138,13 +132,19 @@ def test_touching_a_module_marks_exactly_the_stages_that_can_run_it(repo, tmp_pa
 
 
 def test_foreach_items_are_the_variants_the_flow_accepts(repo):
-    """A ``foreach`` list and the flow's argparse choices must agree, or a stage fails only when it runs."""
+    """A ``foreach`` stage runs one stage per entry of its paths.yaml group; those keys and the flow's argparse
+    choices must agree, or a stage fails only when it runs."""
+    from pipeline.common.layout import PATHS
     from pipeline.quail.mc_model import VARIANTS
     from pipeline.strategyqa.answering import SETTINGS
 
     raw = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]
-    assert tuple(raw["strategyqa_qa"]["foreach"]) == SETTINGS
-    assert tuple(raw["quail_mc"]["foreach"]) == VARIANTS
+    assert raw["strategyqa_qa"]["foreach"] == "${paths.strategyqa_qa}"
+    assert raw["quail_mc"]["foreach"] == "${paths.quail_mc}"
+    assert tuple(PATHS.strategyqa_qa.keys()) == SETTINGS
+    assert tuple(PATHS.quail_mc.keys()) == VARIANTS
+    stages = _dvc(repo)["stages"]
+    assert {n for n in stages if n.startswith("quail_mc@")} == {f"quail_mc@{v}" for v in VARIANTS}
 
 
 def test_stage_params_exist_in_the_model(repo):
@@ -168,16 +168,12 @@ def test_metrics_are_the_headline_files_and_plots_live_under_plots(repo):
     assert dvc["metrics"] == ["metrics"]
     declared = set()
     for stage in dvc["stages"].values():
-        body = stage.get("do", stage)
-        items = stage.get("foreach", [None])
-        for o in body.get("outs", []):
-            path = next(iter(o)) if isinstance(o, dict) else o
-            for item in items:
-                concrete = path.replace("${item}", item) if item else path
-                if concrete.startswith("metrics/"):
-                    track, name = concrete.split("/")[1:]
-                    assert track in TRACKS and name.endswith(".json"), concrete
-                    declared.add(concrete)
+        for o in stage.get("outs", []):
+            concrete = next(iter(o)) if isinstance(o, dict) else o
+            if concrete.startswith("metrics/"):
+                track, name = concrete.split("/")[1:]
+                assert track in TRACKS and name.endswith(".json"), concrete
+                declared.add(concrete)
     assert len(declared) >= 20
     on_disk = {p.relative_to(repo).as_posix() for p in (repo / "metrics").rglob("*.json")}
     assert on_disk == declared, (on_disk ^ declared)
@@ -211,7 +207,7 @@ def test_no_cached_dvc_output_is_committed_to_git(repo):
 
 
 def _outs(stage: dict) -> list:
-    return stage.get("outs", []) + stage.get("do", {}).get("outs", [])
+    return stage.get("outs", [])
 
 
 def test_uncached_outputs_persist_while_their_stage_runs(repo):
@@ -219,7 +215,7 @@ def test_uncached_outputs_persist_while_their_stage_runs(repo):
     so a stage that then fails (an invalid params.yaml, say) would lose them for good. ``persist: true``
     keeps them in place; every stage writes its outputs whole and renames them, so nothing stale survives
     a stage that succeeds."""
-    stages = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]
+    stages = _dvc(repo)["stages"]
     missing = [(name, next(iter(o))) for name, st in stages.items() for o in _outs(st)
                if isinstance(o, dict) and next(iter(o.values())).get("cache") is False
                and not next(iter(o.values())).get("persist")]

@@ -101,14 +101,14 @@ def test_check_cli_exit_codes(repo, tmp_path):
 
 def test_stage_with_bad_params_writes_nothing(repo, tmp_path):
     """The stage CLI validates before the flow starts: exit 2, no output folder, no metrics file."""
-    bad = _write(tmp_path, (repo / "params.yaml").read_text().replace("out_dir: data/sample",
-                                                                       f"out_dir: {tmp_path}/out\n  typo_key: 1"))
+    bad = _write(tmp_path, (repo / "params.yaml").read_text().replace("sample:\n  seed: 13\n",
+                                                                       "sample:\n  seed: 13\n  typo_key: 1\n"))
     res = subprocess.run([sys.executable, "-m", "flows.sample", "--params", str(bad)], cwd=tmp_path,
                          capture_output=True, text=True, env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"})
     assert res.returncode == 2, res.stderr
     assert "sample.typo_key" in res.stderr
-    assert not (tmp_path / "out").exists()
-    assert not (tmp_path / "metrics").exists()
+    assert not (tmp_path / "data").exists()  # the sample folder would be data/sample (paths.yaml)
+    assert not (tmp_path / "reports").exists()
 
 
 def test_a_repeated_key_is_an_error_not_last_one_wins(repo, tmp_path):

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import write_json
 from pipeline.common.safe_text import markdown_cell
 
@@ -27,7 +28,7 @@ KEYS = {
     "dev": "trained models: dev figure (select_metric) of the checkpoint kept",
     "dev_last": "trained models: dev figure at the last evaluation",
 }
-ROOT = Path("metrics")
+ROOT = PATHS.metrics
 
 
 def headline_path(track: str, system: str) -> Path:

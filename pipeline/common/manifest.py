@@ -1,4 +1,4 @@
-"""The manifest of the published benchmark files (``reports/benchmark_sources.json``): what every stage that
+"""The manifest of the published benchmark files (``paths.benchmark_sources.manifest``): what every stage that
 reads a benchmark asks first, whether its file is there (and where) or why it was skipped.
 
 Written by the ``benchmark_sources`` stage; read here without any benchmark's loader, so a stage that needs one
@@ -11,7 +11,9 @@ import hashlib
 import json
 from pathlib import Path
 
-MANIFEST = Path("reports/benchmark_sources.json")
+from pipeline.common.layout import PATHS
+
+MANIFEST = PATHS.benchmark_sources.manifest
 
 
 def sha256(path: Path) -> str:

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from pipeline.common.runtime import dies_with_this_process
 from pipeline.experiments.targets import check_targets
 from pipeline.params import PROJECT_PARAMS_FILE, Params, format_validation_error
+from pipeline.common.layout import PATHS
 
 REPO_ENV = "QA_PIPELINE_SWEEP_REPO"  # the git URL (or path) workers clone
 REV_ENV = "QA_PIPELINE_SWEEP_REV"  # optional branch/tag; default: the remote's default branch
@@ -172,7 +173,7 @@ def run_point(point: dict[str, Any], name: str, targets: list[str], dvc_remote: 
         run(["dvc", "exp", "push", *remote, "origin", name], clone, log, "dvc exp push")
         from pipeline.common.headline import read_headlines
 
-        metrics = read_headlines(clone / "metrics")
+        metrics = read_headlines(clone / PATHS.metrics)
         return {"name": name, "params": point, "metrics": metrics, "host": os.uname().nodename,
                 "pid": os.getpid(), "worker_pid": os.getppid(), "started": started, "finished": time.time()}
     finally:

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from pipeline.common.layout import PATHS
 
 NAME_WIDTH = 44
 MIN_COLUMN = 9
@@ -32,7 +33,7 @@ def _flatten(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _short_metrics_name(path: str) -> str:
-    name = path.removeprefix("metrics/")
+    name = path.removeprefix(f"{PATHS.metrics.as_posix()}/")
     return name.removesuffix(".json")
 
 

@@ -3,6 +3,8 @@ held-out texts), and the record a stage leaves when its inputs are missing."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pipeline.common.manifest import read_manifest, skipped
 from pipeline.common.runtime import atomic_output, get_logger, write_json
 from pipeline.params import QuailParams
@@ -31,7 +33,7 @@ def heldout_dev(sets: dict[str, list[MCQuestion]], train: list[MCQuestion]) -> l
     return [q for q in sets["dev"] if q.text_id not in seen]
 
 
-def skip_outputs(reason: str, json_paths: list[str], text_paths: list[str] = ()) -> dict:
+def skip_outputs(reason: str, json_paths: list[str | Path], text_paths: list[str | Path] = ()) -> dict:
     get_logger().warning("skipped: %s", reason)
     for path in json_paths:
         write_json(path, {"skipped": reason})

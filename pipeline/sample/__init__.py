@@ -1,6 +1,6 @@
 """The ``sample`` stage: offline stand-ins for the Wayback Machine and a Wikipedia dump.
 
-Outputs (under ``sample.out_dir``):
+Outputs (in one folder, ``paths.sample.dir``; their names are these):
 - ``bbc.warc.gz``: BBC News captures in the real page templates, served by local pywb to later stages;
 - ``captures.jsonl``: one row per WARC record (url, timestamp, status, kind, template), the archive's truth;
 - ``articles.jsonl``: what each article page says (headline, date, sections, bullet flags, links);
@@ -35,10 +35,10 @@ DUMP_NAME = "enwiki-cirrussearch-content.json.gz"
 STRATEGYQA_NAME = "strategyqa_generated.json"
 
 
-def build_sample(params: SampleParams, out_dir: str | Path | None = None) -> dict[str, Any]:
+def build_sample(params: SampleParams, out_dir: str | Path) -> dict[str, Any]:
     """Build every sample file into a scratch folder, then move them into place together."""
     log = get_logger()
-    out = Path(out_dir or params.out_dir)
+    out = Path(out_dir)
     scratch = out.parent / f".{out.name}.building"
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pipeline.common.runtime import write_json
 from pipeline.params import Params
+from pipeline.common.layout import PATHS
 
-STAMP = "reports/params_check.json"
 
 
 def run(params: Params) -> dict:
     stamp = {"params": "valid", "sections": sorted(type(params).model_fields)}
-    write_json(STAMP, stamp)
+    write_json(PATHS.check_params.stamp, stamp)
     return stamp

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pipeline.params import Params
 from pipeline.span_qa.longformer import prepare_longformer
-from pipeline.stages.span_qa import LONGFORMER_INIT
 from pipeline.training.finetune import resolve_model_path
+from pipeline.common.layout import PATHS
 
 
 def run(params: Params) -> dict:
     p = params.longformer
-    converted = prepare_longformer(resolve_model_path(p.source_model), LONGFORMER_INIT, p.max_seq_len,
+    converted = prepare_longformer(resolve_model_path(p.source_model), PATHS.convert_longformer.model, p.max_seq_len,
                                    p.attention_window)
     return {"converted": converted, "source": p.source_model}

@@ -9,19 +9,17 @@ from pipeline.common.runtime import write_json
 from pipeline.crawl.run import run_crawl
 from pipeline.params import Params
 from pipeline.wayback.archive import open_archive
-
-RAW = Path("data/raw")
+from pipeline.common.layout import PATHS
 
 
 def run(params: Params) -> dict:
-    captures = RAW / "captures.jsonl"
+    captures, out = PATHS.discover.captures, PATHS.crawl
     # scratch keyed by what is crawled: the same list and settings resume, a changed one starts afresh
     key = hashlib.sha1(captures.read_bytes() + params.archive.model_dump_json().encode()
                        + params.crawl.follow_depth.to_bytes(2, "big")).hexdigest()[:12]
     with open_archive(params.archive, Path(".pywb/crawl")) as endpoints:
-        stats = run_crawl(captures, Path("data/crawl_work") / key, RAW / "pages.warc.gz", RAW / "pages.index.jsonl",
-                          RAW / "crawl_failures.jsonl", endpoints, params.crawl, params.discover)
+        stats = run_crawl(captures, out.state / key, out.warc, out.index, out.failures, endpoints, params.crawl, params.discover)
     # requests per stored article: what a rate-limited live crawl pays per article; the resume point is a
     # property of this run, not of the result, so it stays out of the metrics
-    write_json("reports/crawl.json", {k: v for k, v in stats.items() if k != "resumed_from"})
+    write_json(PATHS.crawl.report, {k: v for k, v in stats.items() if k != "resumed_from"})
     return stats

@@ -4,9 +4,9 @@ human-model gap (or, without human accuracies, against model accuracy) and the p
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from pipeline.common.headline import write_headline
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import write_json
 from pipeline.common.safe_text import write_plot_csv
 from pipeline.difficulty.analysis import MEASURES, load_human_accuracies
@@ -15,8 +15,6 @@ from pipeline.params import Params
 from pipeline.quail.systems import MC_VARIANTS, mc_system
 from pipeline.quail.sets import heldout_dev, quail_sets, skip_outputs
 
-METRICS = "reports/difficulty.json"
-PLOT = "plots/difficulty_measures.csv"
 PLOT_COLUMNS = ["qid", "question_type", "passage_words", "fk_grade", "word_zipf", "model_accuracy", "gap"]
 NO_HUMANS = ("QuAIL publishes no per-question human accuracies (its human baseline is an aggregate), so the "
              "gap, the easy/hard subsets and the tests between them are not computed; set "
@@ -27,11 +25,11 @@ def _system_predictions() -> dict[str, dict[str, dict[str, int]]]:
     """``{set: {system: {qid: option}}}`` from the baseline and multiple-choice stages, read once. The
     baselines' ``dev`` is the whole dev set; the held-out texts are part of it."""
     out: dict[str, dict[str, dict[str, int]]] = {"dev_heldout": {}, "challenge": {}}
-    base = json.loads(Path("data/predictions/quail/baselines.json").read_text(encoding="utf-8"))
+    base = json.loads(PATHS.quail_baselines.predictions.read_text(encoding="utf-8"))
     out["dev_heldout"].update(base.get("dev", {}))
     out["challenge"].update(base.get("challenge", {}))
     for variant in MC_VARIANTS:
-        path = Path(f"data/predictions/quail/mc_{variant}.json")
+        path = PATHS.quail_mc[variant].predictions
         preds = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         for set_name, by_qid in preds.items():
             out.setdefault(set_name, {})[mc_system(variant)] = by_qid
@@ -42,21 +40,21 @@ def run(params: Params) -> dict:
     p = params.difficulty
     sets, train, reason = quail_sets(params.quail)
     if reason:
-        skip_outputs(reason, [METRICS])
+        skip_outputs(reason, [PATHS.difficulty.report])
         for measure in MEASURES:
             write_headline("difficulty", measure, {})
-        write_plot_csv(PLOT, PLOT_COLUMNS, [])
+        write_plot_csv(PATHS.difficulty.measures_plot, PLOT_COLUMNS, [])
         return {"skipped": reason}
     questions = heldout_dev(sets, train)
     predictions = _system_predictions()
     human = load_human_accuracies(p.human_accuracies) if p.human_accuracies else None
     found = study(questions, sets.get("challenge", []), predictions, p.models, human, NO_HUMANS)
     result, measures, model_acc, gap = found.result, found.measures, found.model_accuracy, found.gap
-    write_plot_csv(PLOT, PLOT_COLUMNS, (
+    write_plot_csv(PATHS.difficulty.measures_plot, PLOT_COLUMNS, (
         [q.qid, q.question_type, measures[q.qid].passage_words, round(measures[q.qid].fk_grade, 4),
          measures[q.qid].word_zipf, round(model_acc[q.qid], 2), "" if q.qid not in gap else round(gap[q.qid], 2)]
         for q in questions))
-    write_json(METRICS, result)
+    write_json(PATHS.difficulty.report, result)
     # with human accuracies the paper's question (measures vs the human-model gap), else vs model accuracy
     against = result["human"]["vs_gap"] if human is not None else result["vs_model_accuracy"]
     for measure in MEASURES:

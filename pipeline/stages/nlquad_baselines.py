@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from pipeline.common.headline import span_figures, write_headline
 from pipeline.common.intervals import bootstrap_ci
@@ -12,23 +11,24 @@ from pipeline.params import Params
 from pipeline.nlquad.baselines import run_baselines
 from pipeline.span_qa.metrics import evaluate
 from pipeline.span_qa.plots import write_length_plot
+from pipeline.common.layout import PATHS
 
 METHODS = ("bm25l", "bm25l_oracle", "first_window", "last_window", "random_window")  # dvc.yaml lists their files
 
 
 def run(params: Params) -> dict:
     p = params.nlquad_baselines
-    dataset = json.loads(Path(f"data/splits/{p.eval_split}.json").read_text(encoding="utf-8"))
+    dataset = json.loads((PATHS.split.dir / f"{p.eval_split}.json").read_text(encoding="utf-8"))
     predictions = run_baselines(dataset, p.window_words, p.seed)
     results = {}
     if set(predictions) != set(METHODS):
         raise RuntimeError(f"baselines {sorted(predictions)} differ from the declared {sorted(METHODS)}")
     for method, preds in predictions.items():
-        write_json(f"data/predictions/nlquad_baselines/{method}.json", preds, indent=None)
+        write_json(PATHS.nlquad_baselines.predictions / f"{method}.json", preds, indent=None)
         results[method], rows = evaluate(preds, dataset)
         results[method]["ci95"] = {k: bootstrap_ci([r[k] for r in rows]) for k in ("em", "f1", "iou")}
-    write_length_plot("plots/nlquad_baselines_by_document_words.csv", results)
-    write_json("reports/nlquad_baselines.json", {"eval_split": p.eval_split, **results})
+    write_length_plot(PATHS.nlquad_baselines.by_length_plot, results)
+    write_json(PATHS.nlquad_baselines.report, {"eval_split": p.eval_split, **results})
     for method in METHODS:
         write_headline("nlquad", method, span_figures(results[method]))
     return results

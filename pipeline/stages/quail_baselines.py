@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pipeline.common.manifest import read_manifest, skipped
 from pipeline.common.headline import write_headline
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import atomic_output, get_logger, write_json
 from pipeline.params import Params
 from pipeline.quail.heuristics import (
@@ -32,9 +33,6 @@ from pipeline.quail.vector_baselines import (
 )
 from pipeline.search.tantivy_backend import TantivyBackend
 
-METRICS = "reports/quail_baselines.json"
-PREDICTIONS = "data/predictions/quail/baselines.json"
-REPORT = "reports/quail_baselines.md"
 SYSTEMS = HEURISTIC_BASELINES  # dvc.yaml lists their headline files
 
 
@@ -49,7 +47,8 @@ def run(params: Params) -> dict:
     if reason:
         for system in SYSTEMS:
             write_headline("quail", system, {})
-        return skip_outputs(reason, [METRICS, PREDICTIONS], [REPORT])
+        return skip_outputs(reason, [PATHS.quail_baselines.report, PATHS.quail_baselines.predictions],
+                            [PATHS.quail_baselines.tables])
     manifest = read_manifest()
     no_paper = skipped(manifest, "quail_paper_tables")
     if no_paper:
@@ -72,8 +71,8 @@ def run(params: Params) -> dict:
         predictions[name] = preds
         results[name] = {system: accuracy_table(questions, pr) for system, pr in preds.items()}
         print(name, {s: r["all"] for s, r in results[name].items()})
-    write_json(PREDICTIONS, predictions, indent=None)
-    with atomic_output(REPORT) as fh:
+    write_json(PATHS.quail_baselines.predictions, predictions, indent=None)
+    with atomic_output(PATHS.quail_baselines.tables) as fh:
         fh.write(markdown_tables(results, reference, "QuAIL heuristic baselines beside Rogers et al. (2020)"))
         fh.write(f"\nOurs: QuAIL dev ({len(sets['dev'])} questions) and the challenge set; the paper's Table 3 is its "
                  "test split (same size; its key is not public). LongChoice answers 'not enough information' with "
@@ -90,7 +89,7 @@ def run(params: Params) -> dict:
     metrics["dev_heldout"] = {s: accuracy_table(heldout, predictions["dev"][s]) for s in SYSTEMS}
     metrics["deviations_10pt"] = len(deviations(results, reference))
     metrics["paper_figures"] = "missing: " + no_paper if no_paper else manifest["quail_paper_tables"]["path"]
-    write_json(METRICS, metrics)
+    write_json(PATHS.quail_baselines.report, metrics)
     for system in SYSTEMS:  # acc: the whole dev set (the baselines train on nothing)
         write_headline("quail", system, {"acc": results["dev"][system]["all"],
                                          "acc_challenge": results.get("challenge", {}).get(system, {}).get("all")})

@@ -4,10 +4,10 @@ share of the dev texts and scored on the held-out dev texts and the challenge se
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pipeline.common.headline import dev_figures, write_headline
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import get_logger, write_json
 from pipeline.params import Params
 from pipeline.quail.data import MCQuestion
@@ -20,7 +20,7 @@ from pipeline.training.choice_model import (
     predict_choice_logits,
     train_choice_model,
 )
-from pipeline.training.curves import training_log_dir, training_summary
+from pipeline.training.curves import training_summary
 from pipeline.training.finetune import TrainConfig, resolve_model_path
 from pipeline.training.launch import TrainingCall, run_training
 
@@ -60,27 +60,22 @@ def training_call(params: Params, variant: str) -> QuailTraining:
                              [q.answer for q in dev], n_options, p.eval_batch_size)
     call = TrainingCall(train_choice_model, {
         "head": "multiple_choice", "feats": feats, "labels": [q.answer for q in train], "choices": n_options,
-        "cfg": TrainConfig.from_params(p, p.model_name_or_path), "out_dir": model_dir_of(variant),
+        "cfg": TrainConfig.from_params(p, p.model_name_or_path), "out_dir": PATHS.quail_mc[variant].model_dir,
         "fingerprint": {**p.model_dump(), "variant": variant, "train_qids": len(train),
                         "train_share": params.quail.train_share, "split_seed": params.quail.seed},
-        "dev": dev_set, "log_dir": training_log_dir(f"quail_mc_{variant}")})
+        "dev": dev_set, "log_dir": PATHS.quail_mc[variant].live})
     return QuailTraining(call, tokenizer, sets, train, dev, n_options)
-
-
-def model_dir_of(variant: str) -> Path:
-    return Path(f"models/quail_mc_{variant}")
 
 
 def run(params: Params, variant: str) -> dict:
     if variant not in VARIANTS:
         raise ValueError(f"unknown input variant {variant!r}; one of {', '.join(VARIANTS)}")
     p = params.quail_mc
-    metrics_path, preds_path = f"reports/quail_mc_{variant}.json", f"data/predictions/quail/mc_{variant}.json"
-    model_dir = model_dir_of(variant)
+    out = PATHS.quail_mc[variant]
     _, _, reason = quail_sets(params.quail)
     if reason:
         write_headline("quail", f"mc_{variant}", {})
-        return skip_outputs(reason, [metrics_path, preds_path], [str(model_dir / "final" / "SKIPPED.txt")])
+        return skip_outputs(reason, [out.report, out.predictions], [out.model / "SKIPPED.txt"])
     prepared, stats = run_training(training_call, params, variant)
     sets, train, dev, tokenizer, n_options = (prepared.sets, prepared.train, prepared.dev, prepared.tokenizer,
                                               prepared.n_options)
@@ -92,7 +87,7 @@ def run(params: Params, variant: str) -> dict:
     for name, questions in evaluated.items():
         get_logger().info("quail_mc@%s: scoring %d %s questions", variant, len(questions), name)
         eval_feats = encode_questions(tokenizer, questions, variant, p.max_seq_len)
-        logits = predict_choice_logits("multiple_choice", model_dir / "final", eval_feats, n_options,
+        logits = predict_choice_logits("multiple_choice", out.model, eval_feats, n_options,
                                        p.eval_batch_size, p.device)
         predictions[name] = dict(zip((q.qid for q in questions), argmax(logits), strict=True))
         picked = list(predictions[name].values())
@@ -101,10 +96,10 @@ def run(params: Params, variant: str) -> dict:
                          # a model stuck on one option index shows here (answers are at random positions)
                          "predicted_option_shares": [round(picked.count(i) / len(picked), 4) for i in range(n_options)]}
         print(variant, name, results[name]["all"])
-    write_json(preds_path, predictions, indent=None)
+    write_json(out.predictions, predictions, indent=None)
     metrics = {"variant": variant, "train_questions": len(train), "dev_questions": len(dev),
                "max_seq_len": p.max_seq_len, **results, **training_summary(stats)}
-    write_json(metrics_path, metrics)
+    write_json(out.report, metrics)
     write_headline("quail", f"mc_{variant}", {"acc": results["dev_heldout"]["all"],
                                               "acc_challenge": results.get("challenge", {}).get("all"),
                                               **dev_figures(stats)})

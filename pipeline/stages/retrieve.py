@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from pipeline.common.runtime import write_json
 from pipeline.params import Params
 from pipeline.search.factory import make_backend
 from pipeline.strategyqa.data import load_predicted_decompositions, load_questions
 from pipeline.strategyqa.retrieval import mean_recall, retrieve
+from pipeline.common.layout import PATHS
 
 
 def run(params: Params) -> dict:
     p = params.retrieve
     questions = load_questions(p.questions)
     decomps = load_predicted_decompositions(p.predictions) if p.decompositions == "predicted" else None
-    runs = retrieve(make_backend(params.search, Path("data/index/tantivy")), questions, p.k, decomps)
-    write_json("data/retrieval/runs.json", runs, indent=None)
+    runs = retrieve(make_backend(params.search, PATHS.index.dir / "tantivy"), questions, p.k, decomps)
+    write_json(PATHS.retrieve.runs, runs, indent=None)
     metrics = {
         "questions": len(questions),
         "generated_questions": sum(q.generated for q in questions),
@@ -24,5 +24,5 @@ def run(params: Params) -> dict:
         "decompositions": p.decompositions,
         f"recall@{p.k}": {name: round(mean_recall(questions, run, p.k), 4) for name, run in runs.items()},
     }
-    write_json("reports/retrieval.json", metrics)
+    write_json(PATHS.retrieve.report, metrics)
     return metrics

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pipeline.common.runtime import write_json
 from pipeline.params import Params
 from pipeline.sample import build_sample, capture_year_rows, write_capture_plot
+from pipeline.common.layout import PATHS
 
 
 def run(params: Params) -> dict:
     p = params.sample
-    stats = build_sample(p)
-    write_json("reports/sample.json", stats)
-    write_capture_plot(capture_year_rows(p.out_dir), "plots/sample_captures.csv")
+    stats = build_sample(p, PATHS.sample.dir)
+    write_json(PATHS.sample.report, stats)
+    write_capture_plot(capture_year_rows(PATHS.sample.dir), PATHS.sample.captures_plot)
     return stats

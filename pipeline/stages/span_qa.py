@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.common.headline import dev_figures, span_figures, write_headline
+from pipeline.common.layout import PATHS
 from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.runtime import get_logger, write_json
 from pipeline.params import LongformerParams, Params, SpanWindowParams
@@ -18,11 +19,9 @@ from pipeline.span_qa.plots import write_length_plot, write_per_question_plot
 from pipeline.span_qa.postprocess import predict_from_logits
 from pipeline.span_qa.train import logits_of, predict_logits
 from pipeline.span_qa.train import train as train_windows
-from pipeline.training.curves import training_log_dir
 from pipeline.training.finetune import DevSet, TrainConfig, resolve_model_path
 from pipeline.training.launch import TrainingCall, run_training
 
-LONGFORMER_INIT = Path("models/longformer_init")
 KINDS = ("span_window", "longformer")
 
 
@@ -39,7 +38,11 @@ class Kind:
 
     @property
     def model_dir(self) -> Path:
-        return Path("models") / self.name
+        return PATHS[f"train_{self.short}"].model_dir
+
+    @property
+    def model(self) -> Path:
+        return PATHS[f"train_{self.short}"].model
 
     @property
     def short(self) -> str:
@@ -51,12 +54,12 @@ def kind_of(params: Params, name: str) -> Kind:
         p = params.span_window
         return Kind(name, resolve_model_path(p.model_name_or_path), p.doc_stride, False, p)
     if name == "longformer":
-        return Kind(name, str(LONGFORMER_INIT), None, True, params.longformer)
+        return Kind(name, str(PATHS.convert_longformer.model), None, True, params.longformer)
     raise ValueError(f"unknown span model kind {name!r}; one of {KINDS}")
 
 
 def windows(tokenizer, kind: Kind, split: str, labelled: bool) -> tuple[WindowFeatures, SpanExamples]:
-    ex, _ = load_examples(f"data/splits/{split}.json")
+    ex, _ = load_examples(PATHS.split.dir / f"{split}.json")
     feats = build_windows(tokenizer, ex.questions, ex.contexts, ex.answers if labelled else None,
                           kind.p.max_seq_len, kind.doc_stride, kind.p.max_question_len)
     return feats, ex
@@ -86,7 +89,7 @@ class SpanDevEvaluation:
 def dev_set(tokenizer, kind: Kind, split: str = "dev") -> DevSet:
     p = kind.p
     feats, ex = windows(tokenizer, kind, split, labelled=False)
-    dataset = json.loads(Path(f"data/splits/{split}.json").read_text(encoding="utf-8"))
+    dataset = json.loads((PATHS.split.dir / f"{split}.json").read_text(encoding="utf-8"))
     return DevSet(SpanDevEvaluation(feats, ex, dataset, p.eval_batch_size, kind.global_question, p.n_best,
                                     p.max_answer_tokens), len(ex.ids))
 
@@ -115,7 +118,7 @@ def training_call(params: Params, name: str) -> SpanTraining:
         "feats": feats, "cfg": TrainConfig.from_params(p, kind.init, kind.global_question),
         "out_dir": kind.model_dir,
         "fingerprint": {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)},
-        "dev": dev, "log_dir": training_log_dir(kind.name)}))
+        "dev": dev, "log_dir": PATHS[f"train_{kind.short}"].live}))
 
 
 def train(params: Params, name: str) -> dict:
@@ -123,7 +126,7 @@ def train(params: Params, name: str) -> dict:
     _, stats = run_training(training_call, params, name)
     print({k: stats[k] for k in ("tokens_per_s_this_run", "resumed_from_step", "device", "precision")})
     # timings and resume points vary run to run: logged above, kept out of the metrics
-    write_json(f"reports/train_{kind.short}.json",
+    write_json(PATHS[f"train_{kind.short}"].report,
                {k: v for k, v in stats.items() if k not in ("tokens_per_s_this_run", "resumed_from_step")})
     return stats
 
@@ -133,27 +136,27 @@ def predict(params: Params, name: str) -> dict:
 
     kind = kind_of(params, name)
     p = kind.p
-    final = kind.model_dir / "final"
+    final = kind.model
     feats, ex = windows(AutoTokenizer.from_pretrained(str(final)), kind, p.eval_split, labelled=False)
     starts, ends = predict_logits(final, feats, p.eval_batch_size, p.device, kind.global_question)
     preds = predict_from_logits(feats.example_index, feats.offset_mapping, starts, ends, ex.contexts, p.n_best,
                                 p.max_answer_tokens)
     out = dict(zip(ex.ids, preds, strict=True))
-    write_json(f"data/predictions/{kind.name}.json", out, indent=None)
+    write_json(PATHS[f"predict_{kind.short}"].predictions, out, indent=None)
     return {"questions": len(out), "windows": len(feats), "empty": sum(not v["text"] for v in out.values())}
 
 
 def evaluate(params: Params, name: str) -> dict:
     kind = kind_of(params, name)
     p = kind.p
-    dataset = json.loads(Path(f"data/splits/{p.eval_split}.json").read_text(encoding="utf-8"))
-    preds = json.loads(Path(f"data/predictions/{kind.name}.json").read_text(encoding="utf-8"))
+    dataset = json.loads((PATHS.split.dir / f"{p.eval_split}.json").read_text(encoding="utf-8"))
+    preds = json.loads(PATHS[f"predict_{kind.short}"].predictions.read_text(encoding="utf-8"))
     summary, rows = score(preds, dataset)
-    training = json.loads(Path(f"reports/train_{kind.short}.json").read_text(encoding="utf-8"))
+    training = json.loads(PATHS[f"train_{kind.short}"].report.read_text(encoding="utf-8"))
     intervals = {k: bootstrap_ci([r[k] for r in rows]) for k in ("em", "f1", "iou")}
-    write_json(f"reports/{kind.name}.json", {"eval_split": p.eval_split, **summary, "ci95": intervals,
-                                             "training": training})
-    write_per_question_plot(f"plots/{kind.short}_f1_vs_iou.csv", kind.name, rows)
-    write_length_plot(f"plots/{kind.short}_by_document_words.csv", {kind.name: summary})
+    out = PATHS[f"evaluate_{kind.short}"]
+    write_json(out.report, {"eval_split": p.eval_split, **summary, "ci95": intervals, "training": training})
+    write_per_question_plot(out.f1_iou_plot, kind.name, rows)
+    write_length_plot(out.by_length_plot, {kind.name: summary})
     write_headline("nlquad", kind.name, {**span_figures(summary), **dev_figures(training)})
     return summary

@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from pipeline.common.runtime import write_json_set
 from pipeline.nlquad.hf_export import write_hf_export
 from pipeline.params import Params
 from pipeline.nlquad.split import split_dataset, split_sizes
+from pipeline.common.layout import PATHS
 
 
 def run(params: Params) -> dict:
     p = params.split
-    dataset = json.loads(Path("data/nlquad/nlquad.json").read_text(encoding="utf-8"))
+    dataset = json.loads(PATHS.build_nlquad.dataset.read_text(encoding="utf-8"))
     splits = split_dataset(dataset, p.ratios, p.seed, p.group_key)
     sizes = split_sizes(splits)
     # the split files and their sizes are one set: all written, then all renamed (a kill leaves no mix)
-    write_json_set([*((f"data/splits/{name}.json", data, None) for name, data in splits.items()),
-                    ("reports/split.json", sizes, 2)])
+    write_json_set([*((PATHS.split.dir / f"{name}.json", data, None) for name, data in splits.items()),
+                    (PATHS.split.report, sizes, 2)])
     source = ("the offline sample archive (pywb over data/sample, synthetic articles in real BBC templates)"
               if params.archive.endpoint == "local" else f"the Wayback Machine at {params.archive.endpoint}")
-    write_hf_export(splits, Path("data/nlquad_hf"), source, str(params.discover.start), str(params.discover.end),
+    write_hf_export(splits, PATHS.split.hf_export, source, str(params.discover.start), str(params.discover.end),
                     p.ratios, p.seed)
     return sizes

@@ -7,10 +7,10 @@ predicted ones (``strategyqa_qa.decompositions``).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from pipeline.common.manifest import read_manifest, skipped
 from pipeline.common.headline import percent, write_headline
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import get_logger, write_json
 from pipeline.params import Params
 from pipeline.search.factory import make_backend
@@ -18,11 +18,8 @@ from pipeline.strategyqa.answering import gold_ids, read_paragraphs
 from pipeline.strategyqa.data import load_predicted_decompositions, load_questions
 from pipeline.strategyqa.retrieval import mean_recall, retrieve
 
-CONTEXTS = Path("data/strategyqa_qa/contexts.json")
 # Geva et al. (2021): BM25 over 36.6M paragraphs of the 2020-05-11 English Wikipedia, dev Recall@10.
 PAPER = {"corpus_paragraphs": 36_600_000, "recall@10": {"ir_q": 0.174, "ir_d": 0.195}}
-METRICS = Path("reports/strategyqa_contexts.json")
-PARAGRAPHS = Path("data/wiki/paragraphs.jsonl")
 NOTE = ("recall matches StrategyQA's paragraph ids ('{title}-{index}'). The corpus holds the official evidence texts "
         "(wiki.strategyqa_evidence) among the offline Wikipedia paragraphs as distractors: far fewer distractors than "
         "the paper's 36.6M paragraphs, so recall here is an upper bound on what the same retriever gets on the full "
@@ -30,7 +27,7 @@ NOTE = ("recall matches StrategyQA's paragraph ids ('{title}-{index}'). The corp
 
 
 def _corpus_size() -> int | None:
-    manifest = Path("data/index/manifest.json")
+    manifest = PATHS.index.dir / "manifest.json"
     return json.loads(manifest.read_text(encoding="utf-8")).get("documents") if manifest.exists() else None
 
 
@@ -55,24 +52,24 @@ def run(params: Params) -> dict:
     reason = skipped(manifest, "strategyqa_train", "strategyqa_eval")
     if reason:
         get_logger().warning("StrategyQA answering skipped: %s", reason)
-        write_json(CONTEXTS, {"skipped": reason})
-        write_json(METRICS, {"skipped": reason})
+        write_json(PATHS.strategyqa_contexts.contexts, {"skipped": reason})
+        write_json(PATHS.strategyqa_contexts.report, {"skipped": reason})
         for setting in ("ir_q", "ir_d"):
             write_headline("strategyqa", f"retrieval_{setting}", {})
         return {"skipped": reason}
     train = load_questions(manifest["strategyqa_train"]["path"])
     evaluation = load_questions(manifest["strategyqa_eval"]["path"])
-    backend = make_backend(params.search, Path("data/index/tantivy"))
+    backend = make_backend(params.search, PATHS.index.dir / "tantivy")
     eval_decomps = load_predicted_decompositions(p.predictions) if p.decompositions == "predicted" else None
     runs = {"train": retrieve(backend, train, p.k), "eval": retrieve(backend, evaluation, p.k, eval_decomps)}
     ranked = {setting: {part: {qid: list(hits) for qid, hits in runs[part][run].items()} for part in runs}
               for setting, run in (("ir_q", "question"), ("ir_d", "decomposition"))}
     needed = {pid for setting in ranked.values() for part in setting.values() for ids in part.values() for pid in ids}
-    paragraphs = read_paragraphs(PARAGRAPHS, needed)
+    paragraphs = read_paragraphs(PATHS.wiki_paragraphs.paragraphs, needed)
     source = p.gold_paragraphs or (None if skipped(manifest, "strategyqa_paragraphs")
                                    else manifest["strategyqa_paragraphs"]["path"])
     gold, ora = _gold_paragraphs(source, manifest, train, evaluation)
-    write_json(CONTEXTS, {"ranked": ranked, "paragraphs": paragraphs, "gold_paragraphs": gold, "ora_p": ora},
+    write_json(PATHS.strategyqa_contexts.contexts, {"ranked": ranked, "paragraphs": paragraphs, "gold_paragraphs": gold, "ora_p": ora},
                indent=None)
     metrics = {
         "train_questions": len(train), "eval_questions": len(evaluation), "k": p.k,
@@ -85,7 +82,7 @@ def run(params: Params) -> dict:
         "paper": PAPER,
         "note": NOTE,
     }
-    write_json(METRICS, metrics)
+    write_json(PATHS.strategyqa_contexts.report, metrics)
     for setting, run in (("ir_q", "question"), ("ir_d", "decomposition")):  # R@10 whatever k is (k >= 10)
         write_headline("strategyqa", f"retrieval_{setting}",
                        {"R@10": percent(mean_recall(evaluation, runs["eval"][run], 10)) if p.k >= 10 else None})

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from pipeline.common.manifest import read_manifest
 from pipeline.common.headline import dev_figures, write_headline
+from pipeline.common.layout import PATHS
 from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.runtime import atomic_output, get_logger, write_json
 from pipeline.params import Params
@@ -29,23 +29,22 @@ from pipeline.training.choice_model import (
     predict_choice_logits,
     train_choice_model,
 )
-from pipeline.training.curves import training_log_dir, training_summary
+from pipeline.training.curves import training_summary
 from pipeline.training.finetune import TrainConfig, resolve_model_path
 from pipeline.training.launch import TrainingCall, run_training
 from pipeline.training.pair_encoding import PairFeatures, encode_pairs
 
-CONTEXTS = Path("data/strategyqa_qa/contexts.json")
-
 
 def _skip(setting: str, reason: str) -> dict:
     get_logger().warning("strategyqa_qa@%s skipped: %s", setting, reason)
-    final = Path(f"models/strategyqa_{setting}/final")
+    out = PATHS.strategyqa_qa[setting]
+    final = out.model
     final.mkdir(parents=True, exist_ok=True)
     with atomic_output(final / "SKIPPED.txt") as fh:
         fh.write(reason + "\n")
-    write_json(f"data/predictions/strategyqa_{setting}.json", {})
+    write_json(out.predictions, {})
     metrics = {"setting": setting, "skipped": reason}
-    write_json(f"reports/strategyqa_qa_{setting}.json", metrics)
+    write_json(out.report, metrics)
     write_headline("strategyqa", f"qa_{setting}", {})
     return metrics
 
@@ -68,7 +67,7 @@ def training_call(params: Params, setting: str) -> StrategyQATraining:
     if setting not in SETTINGS:
         raise ValueError(f"unknown StrategyQA setting {setting!r}; one of {', '.join(SETTINGS)}")
     p = params.strategyqa_qa
-    ctx = json.loads(CONTEXTS.read_text(encoding="utf-8"))
+    ctx = json.loads(PATHS.strategyqa_contexts.contexts.read_text(encoding="utf-8"))
     manifest = read_manifest()
     train, dev = split_off_dev(load_questions(manifest["strategyqa_train"]["path"]), p.dev_share, p.seed)
     evaluation = load_questions(manifest["strategyqa_eval"]["path"])
@@ -89,12 +88,12 @@ def training_call(params: Params, setting: str) -> StrategyQATraining:
                       setting, len(train), len(dev))
     call = TrainingCall(train_choice_model, {
         "head": "classification", "feats": train_feats, "labels": labels(train), "choices": 2,
-        "cfg": TrainConfig.from_params(p, p.model_name_or_path), "out_dir": Path(f"models/strategyqa_{setting}"),
+        "cfg": TrainConfig.from_params(p, p.model_name_or_path), "out_dir": PATHS.strategyqa_qa[setting].model_dir,
         "fingerprint": {**p.model_dump(), "setting": setting, "train_questions": len(train),
                         "train_sha256": manifest["strategyqa_train"]["sha256"]},
         "label_names": ("no", "yes"),  # label 1 = answer True
         "dev": choice_dev_set("classification", dev_feats, labels(dev), 2, p.eval_batch_size),
-        "log_dir": training_log_dir(f"strategyqa_{setting}")})
+        "log_dir": PATHS.strategyqa_qa[setting].live})
     return StrategyQATraining(call, train, dev, evaluation, features)
 
 
@@ -102,20 +101,20 @@ def run(params: Params, setting: str) -> dict:
     if setting not in SETTINGS:
         raise ValueError(f"unknown StrategyQA setting {setting!r}; one of {', '.join(SETTINGS)}")
     p = params.strategyqa_qa
-    ctx = json.loads(CONTEXTS.read_text(encoding="utf-8"))
+    ctx = json.loads(PATHS.strategyqa_contexts.contexts.read_text(encoding="utf-8"))
     if ctx.get("skipped"):
         return _skip(setting, ctx["skipped"])
     if setting == "ora_p" and ctx["ora_p"].get("skipped"):
         return _skip(setting, ctx["ora_p"]["skipped"])
     prepared, stats = run_training(training_call, params, setting)
     train, dev, evaluation, y_train = prepared.train, prepared.dev, prepared.evaluation, labels(prepared.train)
-    model_dir = prepared.call.out_dir
+    out = PATHS.strategyqa_qa[setting]
     eval_feats, eval_context = prepared.features(evaluation, "eval")
-    logits = predict_choice_logits("classification", model_dir / "final", eval_feats, 2, p.eval_batch_size, p.device)
+    logits = predict_choice_logits("classification", out.model, eval_feats, 2, p.eval_batch_size, p.device)
     pred = argmax(logits)
     gold = labels(evaluation)
     majority = majority_label(y_train)
-    write_json(f"data/predictions/strategyqa_{setting}.json",
+    write_json(out.predictions,
                {q.qid: {"answer": bool(a), "logits": [round(x, 5) for x in row]}
                 for q, a, row in zip(evaluation, pred, logits, strict=True)}, indent=None)
     metrics = {
@@ -132,7 +131,7 @@ def run(params: Params, setting: str) -> dict:
         "max_seq_len": p.max_seq_len,
         **training_summary(stats), "train_examples": stats["train_examples"],
     }
-    write_json(f"reports/strategyqa_qa_{setting}.json", metrics)
+    write_json(out.report, metrics)
     write_headline("strategyqa", f"qa_{setting}", {"acc": metrics["accuracy"], "majority": metrics["majority_baseline"],
                                                    **dev_figures(stats)})
     return metrics

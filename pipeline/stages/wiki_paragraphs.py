@@ -11,8 +11,8 @@ from pipeline.common.manifest import read_manifest, skipped
 from pipeline.common.runtime import atomic_output, get_logger, progress, write_json
 from pipeline.params import Params
 from pipeline.wiki.paragraphs import dump_paragraphs, with_evidence
+from pipeline.common.layout import PATHS
 
-OUT = Path("data/wiki/paragraphs.jsonl")
 
 
 def run(params: Params) -> dict:
@@ -33,9 +33,9 @@ def run(params: Params) -> dict:
     paragraphs = dump_paragraphs(dump, counts, log, p.min_chars, p.workers, p.max_document_bytes)
     if evidence_path:
         paragraphs = with_evidence(paragraphs, evidence_path, counts)
-    with atomic_output(OUT) as fh:
+    with atomic_output(PATHS.wiki_paragraphs.paragraphs) as fh:
         for para in progress(paragraphs, "paragraphs", unit="para"):
             fh.write(json.dumps(asdict(para), ensure_ascii=False) + "\n")
     counts["corpus_paragraphs"] = counts["paragraphs"] - counts["dump_replaced_by_evidence"] + counts["evidence_added"]
-    write_json("reports/wiki_paragraphs.json", dict(sorted(counts.items())))
+    write_json(PATHS.wiki_paragraphs.report, dict(sorted(counts.items())))
     return dict(counts)

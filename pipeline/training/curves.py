@@ -16,13 +16,6 @@ from pathlib import Path
 from typing import Any
 
 RECENT = 10  # steps the reported "final loss" averages over
-LOG_ROOT = Path("dvclive")
-
-
-def training_log_dir(model: str) -> Path:
-    """``dvclive/<model>``: one DVCLive folder per trained model (a stage output; ``dvc.yaml`` plots it)."""
-    return LOG_ROOT / model
-
 
 @dataclass
 class TrainingHistory:

