@@ -33,10 +33,10 @@ def main() -> None:
         tmp = Path(tmp)
         build_sample(project_section("sample"), tmp / "sample")
         dp = project_section("discover")
-        with LocalPywb([tmp / "sample" / WARC_NAME], tmp / "pywb") as server:
+        with LocalPywb([tmp / "sample" / WARC_NAME], tmp / "pywb", collection="sample") as server:
             cdx = CdxClient(f"{server.endpoint}/cdx")
             start, end = dp.start.strftime("%Y%m%d"), dp.end.strftime("%Y%m%d") + "235959"
-            all_rows = [c for p in dp.url_prefixes for c in cdx.query(p, start=start, end=end)]
+            all_rows = [c for p in dp.url_prefixes for c in cdx.query(p, start=start, end=end, page_size=5000)]
             wms_requests = len({(c.url, c.digest) for c in all_rows})
             rows, counts = discover(cdx, dp)
             captures = tmp / "captures.jsonl"

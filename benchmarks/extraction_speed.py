@@ -14,7 +14,8 @@ import trafilatura
 from bs4 import BeautifulSoup
 
 from benchmarks._common import write_result
-from pipeline.nlquad.extract import extract_page
+from pipeline.nlquad.extract import PageLimits, extract_page
+from pipeline.params import project_section
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "bbc"
 
@@ -34,7 +35,8 @@ def main() -> None:
     # a replay's url reads "URL (Wayback capture ...)"
     facts = {f["file"]: f["url"].split(" ")[0] for f in json.loads((FIXTURES / "facts.json").read_text())}
     pages = [(facts[p.name], p.read_bytes()) for p in sorted(FIXTURES.glob("*.html"))]
-    ours = rate(lambda h, u: extract_page(h, u), pages, 5)
+    limits = PageLimits.of(project_section("extract"))
+    ours = rate(lambda h, u: extract_page(h, u, limits), pages, 5)
     bs_floor = rate(lambda h, u: BeautifulSoup(h, "lxml"), pages, 5)
     traf = rate(lambda h, u: trafilatura.extract(h.decode("utf-8", "replace"), url=u), pages, 5)
     write_result("extraction_speed", {

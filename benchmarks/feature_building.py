@@ -71,7 +71,7 @@ def main() -> None:
             times.append(time.perf_counter() - t)
         return min(times), out
 
-    t_ours, ours = best(lambda: build_windows(tok, ex.questions, ex.contexts, ex.answers, max_len, doc_stride))
+    t_ours, ours = best(lambda: build_windows(tok, ex.questions, ex.contexts, ex.answers, max_len, doc_stride, max_question_len=64))
     t_hf, hf = best(lambda: hf_prepare_train_features(tok, ex.questions, ex.contexts, ex.answers, max_len, overlap))
     n = len(ex.questions)
     write_result("feature_building", {

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
             AutoModelForQuestionAnswering.from_config(AutoConfig.from_pretrained(model_dir)).save_pretrained(model_dir)
         tok = AutoTokenizer.from_pretrained(model_dir)
         spans = [(CTX.index(a), CTX.index(a) + len(a)) for a in ANSWERS] * 64
-        feats = build_windows(tok, QUESTIONS * 64, [CTX] * 256, spans, max_seq_len=256, doc_stride=64)
+        feats = build_windows(tok, QUESTIONS * 64, [CTX] * 256, spans, max_seq_len=256, doc_stride=64, max_question_len=64)
         cfg = TrainConfig(model_name_or_path=str(model_dir), learning_rate=5e-5, batch_size=32, max_steps=args.steps,
                           warmup_ratio=0.1, weight_decay=0.01, seed=3, checkpoint_every=args.steps // 2,
                           device="auto")

@@ -27,7 +27,7 @@ from pathlib import Path
 from pipeline.wiki.paragraphs import dump_paragraphs
 counts = Counter()
 with open(sys.argv[2], "w") as out:
-    for p in dump_paragraphs(Path(sys.argv[1]), counts):
+    for p in dump_paragraphs(Path(sys.argv[1]), counts, min_chars=2):
         out.write(json.dumps(p.__dict__) + "\\n")
 print(json.dumps(counts))
 """

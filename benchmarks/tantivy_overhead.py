@@ -61,7 +61,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         build_sample(project_section("sample"), tmp / "sample")
-        docs = [{"id": p.id, "title": p.title, "text": p.text} for p in dump_paragraphs(tmp / "sample" / DUMP_NAME, Counter())]
+        docs = [{"id": p.id, "title": p.title, "text": p.text} for p in dump_paragraphs(tmp / "sample" / DUMP_NAME, Counter(), min_chars=2)]
         queries = {f"q{i}": " ".join(d["text"].split()[:8]) for i, d in enumerate(docs[::24])}
         ours = TantivyBackend(tmp / "ours")
         runs = iter(range(100))

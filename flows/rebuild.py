@@ -26,9 +26,9 @@ from prefect.settings import PREFECT_API_URL
 
 from flows._common import PARENT_RUN_ENV, cancelled_if_stopped
 from pipeline.common.headline import markdown_table, read_headlines
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import dies_with_this_process
 from pipeline.experiments.targets import check_targets as check_stage_targets
-from pipeline.common.layout import PATHS
 
 
 class RebuildAlreadyRunning(RuntimeError):

@@ -63,7 +63,7 @@ def test_a_huge_reply_is_streamed_not_held(tmp_path):
         client = CdxClient(url, retrying_session(total=0))
         tracemalloc.start()
         seen = 0
-        for cap in client.query("www.bbc.co.uk/news/"):
+        for cap in client.query("www.bbc.co.uk/news/", page_size=5000):
             seen += 1
             assert cap.status == "200"
         peak = tracemalloc.get_traced_memory()[1]
@@ -76,7 +76,7 @@ def test_an_endless_line_is_an_error_not_a_memory_grab():
     blob = b'{"url": "' + b"x" * 3_000_000 + b'"}\n'
     with _Server(lambda: iter([blob]), len(blob)) as url:
         with pytest.raises(CdxFormatError, match="longer than"):
-            list(CdxClient(url, retrying_session(total=0)).query("www.bbc.co.uk/news/"))
+            list(CdxClient(url, retrying_session(total=0)).query("www.bbc.co.uk/news/", page_size=5000))
 
 
 def test_internet_archive_rows_one_per_line_and_on_one_line_agree():
@@ -97,5 +97,5 @@ def test_the_cdx_client_says_who_is_asking():
     """Archives ask research crawlers for a contact: crawl.contact goes into the CDX client's User-Agent too."""
     server = _Server(_pywb_lines(1), sum(len(x) for x in _pywb_lines(1)()))
     with server as url:
-        list(CdxClient(url, retrying_session(total=0, contact="mailto:me@example.org")).query("www.bbc.co.uk/news/"))
+        list(CdxClient(url, retrying_session(total=0, contact="mailto:me@example.org")).query("www.bbc.co.uk/news/", page_size=5000))
     assert server.agents and "+mailto:me@example.org" in server.agents[0] and "github.com/)" not in server.agents[0]

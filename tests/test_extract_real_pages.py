@@ -24,7 +24,7 @@ import json
 import pytest
 
 from pipeline.nlquad.build import article_record
-from pipeline.nlquad.extract import extract_page
+from tests.extract_helpers import extract_page
 
 # file: (template, date (UTC, first publication), intro paragraphs, [(heading, paragraphs, bullet)],
 #        first words of the first and of the last body paragraph)

@@ -7,8 +7,9 @@ import pytest
 
 from pipeline.nlquad.build import article_record
 from pipeline.nlquad.discover import article_key, classify
-from pipeline.nlquad.extract import extract_page, is_bbc_host, path_rejection
+from pipeline.nlquad.extract import is_bbc_host, path_rejection
 from pipeline.params import project_section
+from tests.extract_helpers import extract_page
 
 PARAS = [f"Paragraph {i} of the story says something worth reading about the matter at hand." for i in range(6)]
 

@@ -14,10 +14,11 @@ from pipeline.nlquad.build import (
     dataset_statistics,
 )
 from pipeline.nlquad.discover import select_captures
-from pipeline.nlquad.extract import Extraction, Section, clean, extract_page
+from pipeline.nlquad.extract import Extraction, Section, clean
 from pipeline.params import project_section
 from pipeline.sample import WARC_NAME
 from pipeline.wayback.cdx import CdxCapture, parse_cdx_json
+from tests.extract_helpers import extract_page
 
 
 def test_sample_pages_extract_to_what_was_written(small_sample):
@@ -79,6 +80,12 @@ def test_question_answer_document_rules():
     assert "What happened?" not in para["context"]
     stats = dataset_statistics(dataset)
     assert stats["documents"] == 1 and stats["questions"] == 2 and stats["answer_words_median"] == 4.0
+    # the dataset card shows its columns of the same table, one decimal: answers of 6 and 2 words
+    from pipeline.nlquad.hf_export import split_statistics
+
+    card = split_statistics(dataset)
+    assert card == {"articles": 1, "questions": 2, "document_words_mean": float(len(para["context"].split())),
+                    "question_words_mean": 2.0, "answer_words_mean": 4.0}
 
 
 def test_article_without_questions_is_counted_not_kept():

@@ -85,7 +85,7 @@ def test_pywb_dies_with_a_killed_stage(tmp_path, repo, small_sample):
         import time
         from pathlib import Path
         from pipeline.wayback.pywb_server import LocalPywb
-        with LocalPywb([Path({str(small_sample / WARC_NAME)!r})], Path({str(tmp_path / "pywb")!r})) as server:
+        with LocalPywb([Path({str(small_sample / WARC_NAME)!r})], Path({str(tmp_path / "pywb")!r}), "sample") as server:
             Path({str(ready)!r}).write_text(server.base_url)
             time.sleep(600)
     """, repo, tmp_path)

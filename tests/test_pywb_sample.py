@@ -17,7 +17,7 @@ from pipeline.wayback.pywb_server import LocalPywb
 
 @pytest.fixture(scope="module")
 def pywb(small_sample, tmp_path_factory):
-    with LocalPywb([small_sample / WARC_NAME], tmp_path_factory.mktemp("pywb")) as server:
+    with LocalPywb([small_sample / WARC_NAME], tmp_path_factory.mktemp("pywb"), collection="sample") as server:
         yield server
 
 

@@ -23,7 +23,7 @@ from pipeline.wiki.paragraphs import dump_paragraphs
 
 @pytest.fixture(scope="module")
 def corpus(small_sample):
-    return [{"id": p.id, "title": p.title, "text": p.text} for p in dump_paragraphs(small_sample / DUMP_NAME, Counter())]
+    return [{"id": p.id, "title": p.title, "text": p.text} for p in dump_paragraphs(small_sample / DUMP_NAME, Counter(), min_chars=2)]
 
 
 @pytest.fixture(scope="module")

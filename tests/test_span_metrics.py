@@ -138,14 +138,14 @@ def test_evaluate_aggregates_and_breaks_down():
 
 def test_split_keeps_articles_together_and_is_seeded():
     ds = _dataset()
-    a = split_dataset(ds, {"train": 0.8, "dev": 0.1, "test": 0.1}, seed=1)
-    b = split_dataset(ds, {"train": 0.8, "dev": 0.1, "test": 0.1}, seed=1)
+    a = split_dataset(ds, {"train": 0.8, "dev": 0.1, "test": 0.1}, seed=1, group_key="url")
+    b = split_dataset(ds, {"train": 0.8, "dev": 0.1, "test": 0.1}, seed=1, group_key="url")
     assert a == b
     urls = {name: {art["url"] for art in d["data"]} for name, d in a.items()}
     assert not (urls["train"] & urls["dev"]) and not (urls["train"] & urls["test"]) and not (urls["dev"] & urls["test"])
     assert split_sizes(a) == {"train": {"documents": 16, "questions": 16}, "dev": {"documents": 2, "questions": 2},
                               "test": {"documents": 2, "questions": 2}}
-    c = split_dataset(ds, {"train": 0.8, "dev": 0.1, "test": 0.1}, seed=2)
+    c = split_dataset(ds, {"train": 0.8, "dev": 0.1, "test": 0.1}, seed=2, group_key="url")
     assert c != a
     with pytest.raises(KeyError, match="group_key 'nope'"):
         split_dataset(ds, {"train": 1.0}, seed=1, group_key="nope")
@@ -168,7 +168,7 @@ def test_script_iou_equals_the_literal_procedure_on_a_real_article(shared):
     overlap, nest, repeat or miss): the interval arithmetic equals the character-set transcription."""
     import random
 
-    from pipeline.nlquad.extract import extract_page
+    from tests.extract_helpers import extract_page
 
     ex = extract_page((shared / "fixtures/bbc/bbc_2022-10-10_explainers-63159607.html").read_bytes(),
                       "https://www.bbc.com/news/explainers-63159607")

@@ -28,7 +28,7 @@ def feats():
     spans = [(CTX.index("in the north"), CTX.index("in the north") + 12),
              (CTX.index("Fishermen"), CTX.index("Fishermen") + 9),
              (CTX.index("in summer"), CTX.index("in summer") + 9)] * 2
-    return build_windows(tok, q, [CTX] * 6, spans, max_seq_len=48, doc_stride=16)
+    return build_windows(tok, q, [CTX] * 6, spans, max_seq_len=48, doc_stride=16, max_question_len=64)
 
 
 CFG = TrainConfig.from_params(project_section("span_window", learning_rate=1e-4, batch_size=2, max_steps=4,

@@ -40,7 +40,7 @@ def test_template_is_read_from_the_tokenizer(tokenizer):
 def test_windows_step_by_doc_stride_and_cover_the_document(tokenizer):
     n_ctx = len(tokenizer(CTX, add_special_tokens=False)["input_ids"])
     assert n_ctx == len(WORDS)
-    f = build_windows(tokenizer, ["which?"], [CTX], None, max_seq_len=64, doc_stride=16)
+    f = build_windows(tokenizer, ["which?"], [CTX], None, max_seq_len=64, doc_stride=16, max_question_len=64)
     q = len(tokenizer("which?", add_special_tokens=False)["input_ids"])
     budget = 64 - q - 3
     first_words = [STARTS.index(next(o for o in offs if o is not None)[0]) for offs in f.offset_mapping]
@@ -54,7 +54,7 @@ def test_windows_step_by_doc_stride_and_cover_the_document(tokenizer):
 
 def test_labels_are_clipped_to_each_window_and_map_back_to_the_text(tokenizer):
     gold = _span(40, 60)
-    f = build_windows(tokenizer, ["which?"], [CTX], [gold], max_seq_len=48, doc_stride=8)
+    f = build_windows(tokenizer, ["which?"], [CTX], [gold], max_seq_len=48, doc_stride=8, max_question_len=64)
     seen = []
     for i in range(len(f)):
         s, e = f.start_positions[i], f.end_positions[i]
@@ -75,11 +75,11 @@ def test_best_span_and_null_answer():
     offsets = [None, None, (0, 2), (3, 5), (6, 8), None]
     start = [5.0, 0, 1.0, 4.0, 0.5, 0]
     end = [5.0, 0, 0.1, 0.2, 4.5, 0]
-    assert best_window_span(start, end, offsets) is None  # CLS 10.0 beats 4.0 + 4.5
+    assert best_window_span(start, end, offsets, n_best=20, max_answer_tokens=512) is None  # CLS 10.0 beats 4.0 + 4.5
     start[0] = end[0] = 1.0
-    assert best_window_span(start, end, offsets) == (8.5, 3, 8)
+    assert best_window_span(start, end, offsets, n_best=20, max_answer_tokens=512) == (8.5, 3, 8)
     # one-token answers only: token 4 (0.5 + 4.5) beats token 3 (4.0 + 0.2)
-    assert best_window_span(start, end, offsets, max_answer_tokens=1) == (5.0, 6, 8)
+    assert best_window_span(start, end, offsets, max_answer_tokens=1, n_best=20) == (5.0, 6, 8)
 
 
 def test_aggregation_takes_earliest_start_to_latest_end():
@@ -88,7 +88,7 @@ def test_aggregation_takes_earliest_start_to_latest_end():
     preds = predict_from_logits(
         example_index=[0, 0, 1], offsets=[[None, (0, 3), (4, 7)], [None, (4, 7), (8, 11)], [None, (0, 3), (4, 7)]],
         start_logits=[[0, 5, 0], [0, 5, 0], [9, 0, 0]], end_logits=[[0, 5, 0], [0, 0, 5], [9, 0, 0]],
-        contexts=["abc def ghi", "abc def ghi"])
+        contexts=["abc def ghi", "abc def ghi"], n_best=20, max_answer_tokens=512)
     assert preds[0] == {"text": "abc def ghi", "start": 0, "end": 11}  # window 1: 0-3, window 2: 4-11
     assert preds[1] == {"text": "", "start": 0, "end": 0}  # every window empty
 

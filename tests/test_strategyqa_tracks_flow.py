@@ -24,7 +24,7 @@ def ora_train_ids(contexts: dict, train: list[dict]) -> set[str]:
 
 def test_ora_p_and_ir_d_run_on_the_generated_sample(small_sample, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    paras = [dataclasses.asdict(p) for p in dump_paragraphs(small_sample / "enwiki-cirrussearch-content.json.gz", Counter())]
+    paras = [dataclasses.asdict(p) for p in dump_paragraphs(small_sample / "enwiki-cirrussearch-content.json.gz", Counter(), min_chars=2)]
     (tmp_path / "data/wiki").mkdir(parents=True)
     (tmp_path / "data/wiki/paragraphs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in paras))
     TantivyBackend(tmp_path / "data/index/tantivy").index(paras)

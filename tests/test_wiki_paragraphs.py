@@ -46,7 +46,7 @@ The early years.
 
 
 def test_wikitext_markup_is_stripped_and_sections_tracked():
-    paras = list(wikitext_paragraphs("Thing", WIKITEXT))
+    paras = list(wikitext_paragraphs("Thing", WIKITEXT, min_chars=2))
     assert [p.text for p in paras] == [
         "Thing is a widget made of wood. It was named in 1900.",
         "A second lead paragraph with an external link.",
@@ -63,7 +63,7 @@ def test_sample_dump_paragraphs_match_what_the_generator_wrote(small_sample, sma
     expected = {d["title"]: paras for _, d, paras in cirrus_documents(vital, small_sample_params.seed) if d["namespace"] == 0}
     counts: Counter = Counter()
     got: dict[str, list[str]] = {}
-    for p in dump_paragraphs(small_sample / DUMP_NAME, counts):
+    for p in dump_paragraphs(small_sample / DUMP_NAME, counts, min_chars=2):
         got.setdefault(p.title, []).append(p.text)
         assert p.id == f"{p.title}-{len(got[p.title]) - 1}"
     squash = lambda t: " ".join(t.split())  # noqa: E731 - the parser collapses runs of spaces
@@ -86,7 +86,7 @@ def test_malformed_lines_are_counted_with_line_numbers_and_skips_apply(tmp_path,
             fh.write((line if isinstance(line, str) else json.dumps(line)) + "\n")
     counts: Counter = Counter()
     with caplog.at_level(logging.WARNING):
-        paras = list(dump_paragraphs(path, counts, logging.getLogger("t")))
+        paras = list(dump_paragraphs(path, counts, logging.getLogger("t"), min_chars=2))
     assert [(p.id, p.text) for p in paras] == [("Good-0", "Good text here."), ("Plain-0", "Only plain text.")]
     assert counts["malformed_lines"] == 3
     assert counts["skipped_namespace"] == 1 and counts["skipped_redirect"] == 1 and counts["fallback_to_text"] == 1
@@ -102,7 +102,7 @@ def _read_dump(tmp_path, lines: list[dict], caplog):
         fh.write("".join(json.dumps(line) + "\n" for line in lines))
     counts: Counter = Counter()
     with caplog.at_level(logging.WARNING):
-        paras = list(dump_paragraphs(path, counts, logging.getLogger("t")))
+        paras = list(dump_paragraphs(path, counts, logging.getLogger("t"), min_chars=2))
     return path, counts, paras
 
 def test_records_with_wrong_types_are_counted_not_fatal(tmp_path, caplog):
@@ -131,10 +131,10 @@ def test_a_truncated_dump_fails_naming_the_file(tmp_path):
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(TruncatedDumpError, match=r"dump\.json\.gz: compressed data ends or breaks after line \d+"):
-        list(dump_paragraphs(path, Counter()))
+        list(dump_paragraphs(path, Counter(), min_chars=2))
     path.write_bytes(data[:1000] + b"\0" * 200 + data[1200:])
     with pytest.raises(TruncatedDumpError, match="dump.json.gz"):
-        list(dump_paragraphs(path, Counter()))
+        list(dump_paragraphs(path, Counter(), min_chars=2))
 
 
 def test_parallel_parse_gives_the_same_paragraphs_and_counts(small_sample):
@@ -146,7 +146,7 @@ def test_parallel_parse_gives_the_same_paragraphs_and_counts(small_sample):
     results = []
     for workers in (1, 2, 3):
         counts: Counter = Counter()
-        results.append(([asdict(p) for p in dump_paragraphs(small_sample / DUMP_NAME, counts, workers=workers)],
+        results.append(([asdict(p) for p in dump_paragraphs(small_sample / DUMP_NAME, counts, workers=workers, min_chars=2)],
                         counts))
     assert results[0][0] and results[0] == results[1] == results[2]
 
@@ -159,7 +159,7 @@ def test_a_truncated_dump_fails_the_parallel_parse_too(small_sample, tmp_path):
     cut = tmp_path / "cut.json.gz"
     cut.write_bytes(data[: len(data) * 2 // 3])
     with pytest.raises(TruncatedDumpError, match="cut.json.gz: compressed data ends"):
-        list(dump_paragraphs(cut, Counter(), workers=2))
+        list(dump_paragraphs(cut, Counter(), workers=2, min_chars=2))
 
 
 def test_a_second_article_of_the_same_title_is_skipped_not_given_the_same_ids(tmp_path, caplog):
@@ -186,7 +186,7 @@ def test_an_oversized_document_is_skipped_without_being_held(tmp_path, caplog):
     counts: Counter = Counter()
     tracemalloc.start()
     with caplog.at_level(logging.WARNING):
-        paras = list(dump_paragraphs(path, counts, logging.getLogger("t"), max_document_bytes=1_000_000))
+        paras = list(dump_paragraphs(path, counts, logging.getLogger("t"), max_document_bytes=1_000_000, min_chars=2))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert [p.id for p in paras] == ["Small-0"] and counts["oversized_documents"] == 1

@@ -15,8 +15,9 @@ import os
 import subprocess
 import sys
 import threading
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.common.jsonl import iter_jsonl
 from pipeline.common.runtime import ProgressReport, atomic_output, dies_with_this_process, get_logger
@@ -25,6 +26,9 @@ from pipeline.crawl.warc_store import finalize, read_index
 from pipeline.params import CrawlParams, DiscoverParams
 from pipeline.wayback.archive import ArchiveEndpoints
 from pipeline.wayback.cdx import user_agent
+
+if TYPE_CHECKING:  # the spider process imports the extractor; this one only passes its limits on
+    from pipeline.nlquad.extract import PageLimits
 
 SPIDER = Path(__file__).with_name("spider.py")
 
@@ -100,8 +104,10 @@ def _run_scrapy(cmd: list[str], env: dict[str, str], work_dir: Path, already: in
 
 
 def run_crawl(captures: Path, work_dir: Path, out_warc: Path, out_index: Path, failures_out: Path,
-              endpoints: ArchiveEndpoints, crawl: CrawlParams, discover: DiscoverParams) -> dict[str, Any]:
-    """Crawl what is not yet in ``work_dir`` (resuming), then write the final WARC, index and failures."""
+              endpoints: ArchiveEndpoints, crawl: CrawlParams, discover: DiscoverParams,
+              limits: PageLimits) -> dict[str, Any]:
+    """Crawl what is not yet in ``work_dir`` (resuming), then write the final WARC, index and failures.
+    ``limits``: the extractor's, for the links followed from a crawled page."""
     log = get_logger()
     work_dir.mkdir(parents=True, exist_ok=True)
     already = len(read_index(work_dir))
@@ -110,7 +116,7 @@ def run_crawl(captures: Path, work_dir: Path, out_warc: Path, out_index: Path, f
         "replay_template": endpoints.replay_template, "cdx_url": endpoints.cdx_url,
         "start": discover.start.strftime("%Y%m%d"), "end": discover.end.strftime("%Y%m%d"),
         "follow_depth": crawl.follow_depth, "article_pattern": discover.article_pattern,
-        "exclude_pattern": discover.exclude_pattern,
+        "exclude_pattern": discover.exclude_pattern, "page_limits": asdict(limits),
     }
     config["settings"] = scrapy_settings(crawl)
     cfg_path = work_dir / "spider_config.json"

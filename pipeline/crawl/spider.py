@@ -23,7 +23,7 @@ from pipeline.common.jsonl import iter_jsonl
 from pipeline.crawl.item_pipelines import CAPTURE, FAILURE
 from pipeline.crawl.warc_store import read_index
 from pipeline.nlquad.discover import article_key
-from pipeline.nlquad.extract import extract_page
+from pipeline.nlquad.extract import PageLimits, extract_page
 from pipeline.wayback.archive import ArchiveEndpoints
 from pipeline.wayback.cdx import parse_cdx_json
 
@@ -50,6 +50,7 @@ class ArchiveSpider(scrapy.Spider):
         self.known: set[str] = set(self.done)
         self.article_pattern = re.compile(self.cfg["article_pattern"])
         self.exclude_pattern = re.compile(self.cfg["exclude_pattern"])
+        self.limits = PageLimits(**self.cfg["page_limits"])
 
     async def start(self):
         rows = list(iter_jsonl(self.cfg["captures"], "capture line"))
@@ -75,7 +76,7 @@ class ArchiveSpider(scrapy.Spider):
                "body": response.body, "hops": response.meta["hops"]}
         if response.meta["hops"] >= self.cfg["follow_depth"]:
             return
-        for link in extract_page(response.body, cap["url"]).links:
+        for link in extract_page(response.body, cap["url"], self.limits).links:
             key = article_key(link)
             if key in self.known or self.exclude_pattern.search(key) or not self.article_pattern.search(key):
                 continue

@@ -30,10 +30,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import dies_with_this_process
 from pipeline.experiments.targets import check_targets
 from pipeline.params import PROJECT_PARAMS_FILE, Params, format_validation_error
-from pipeline.common.layout import PATHS
 
 REPO_ENV = "QA_PIPELINE_SWEEP_REPO"  # the git URL (or path) workers clone
 REV_ENV = "QA_PIPELINE_SWEEP_REV"  # optional branch/tag; default: the remote's default branch

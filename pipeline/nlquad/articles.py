@@ -22,7 +22,7 @@ from warcio.exceptions import ArchiveLoadFailed
 from pipeline.common.jsonl import iter_jsonl
 from pipeline.common.runtime import get_logger, progress
 from pipeline.nlquad.discover import article_key
-from pipeline.nlquad.extract import Extraction, Section, extract_page
+from pipeline.nlquad.extract import Extraction, PageLimits, Section, extract_page
 from pipeline.params import ExtractParams
 
 
@@ -169,12 +169,12 @@ def extract_articles(warc: Path, params: ExtractParams, eras: EraTally | None = 
     eras = eras if eras is not None else EraTally()
     candidates: list[tuple[str, Extraction]] = []
     lost: list[dict] | None = [] if params.bad_records == "skip" else None
+    limits = PageLimits.of(params)
     log = get_logger()
     for url, ts, body in progress(iter_warc_pages(warc, lost), "extract", unit="page"):
         counts["pages"] += 1
         try:
-            ex = extract_page(body, url, params.min_words, params.max_page_bytes, params.max_depth,
-                              params.max_elements, params.max_sections)
+            ex = extract_page(body, url, limits)
         except Exception as exc:  # one page never sinks the stage
             log.warning("%s: cannot be extracted (%s: %s)", url, type(exc).__name__, str(exc)[:200])
             counts["rejected_parse_error"] += 1

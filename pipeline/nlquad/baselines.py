@@ -19,7 +19,7 @@ from rank_bm25 import BM25L
 
 from pipeline.common.sentences import sentence_starts
 from pipeline.search.analysis import tantivy_analyzer
-from pipeline.span_qa.data import iter_examples
+from pipeline.nlquad.squad_format import iter_examples
 from pipeline.span_qa.metrics import token_offsets
 
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import statistics
 from collections import Counter
 from typing import Any, Iterable
 
 from pipeline.nlquad.extract import Extraction
-from pipeline.span_qa.data import iter_qas
+from pipeline.nlquad.squad_format import iter_qas, table2_statistics
 
 PARA_SEP = " "
 
@@ -110,22 +109,11 @@ def build_dataset(articles: Iterable[Extraction]) -> tuple[dict[str, Any], Count
     return dataset, dropped
 
 
+REPORT_COLUMNS = ("documents", "questions", "questions_per_document", "document_words_mean",
+                  "document_words_median", "answer_words_mean", "answer_words_median")
+
+
 def dataset_statistics(dataset: dict[str, Any]) -> dict[str, Any]:
-    """The fields of NLQuAD's Table 2: counts and document/answer lengths in words."""
-    docs = [p for a in dataset["data"] for p in a["paragraphs"]]
-    doc_words = [len(p["context"].split()) for p in docs]
-    ans_words = [len(qa["answers"][0]["text"].split()) for p in docs for qa in p["qas"]]
-    questions = len(ans_words)
-
-    def stat(xs: list[int], f) -> float:
-        return round(float(f(xs)), 2) if xs else 0.0
-
-    return {
-        "documents": len(docs),
-        "questions": questions,
-        "questions_per_document": round(questions / len(docs), 2) if docs else 0.0,
-        "document_words_mean": stat(doc_words, statistics.mean),
-        "document_words_median": stat(doc_words, statistics.median),
-        "answer_words_mean": stat(ans_words, statistics.mean),
-        "answer_words_median": stat(ans_words, statistics.median),
-    }
+    """The build report's columns of NLQuAD's Table 2 (two decimals)."""
+    table = table2_statistics(dataset, 2)
+    return {k: table[k] for k in REPORT_COLUMNS}

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from itertools import chain
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
 from bs4 import BeautifulSoup, NavigableString, SoupStrainer, Tag
@@ -633,7 +634,7 @@ class _ShapeProbe:
         return None
 
 
-def shape_rejection(html: str | bytes, max_depth: int, max_elements: int = 100_000) -> str | None:
+def shape_rejection(html: str | bytes, max_depth: int, max_elements: int) -> str | None:
     """``too_deep``, ``too_many_elements`` or None."""
     parser = etree.HTMLParser(target=_ShapeProbe(max_depth, max_elements))
     try:
@@ -648,14 +649,33 @@ def shape_rejection(html: str | bytes, max_depth: int, max_elements: int = 100_0
     return None
 
 
-def extract_page(html: str | bytes, url: str | None = None, min_words: int = 20, max_bytes: int = 5_000_000,
-                 max_depth: int = 400, max_elements: int = 100_000, max_sections: int = 100) -> Extraction:
+@dataclass(frozen=True)
+class PageLimits:
+    """What a page may be before it is rejected (params.yaml ``extract``; the crawler's link extraction uses
+    the same, so a hostile page is not parsed by one and refused by the other)."""
+
+    min_words: int
+    max_bytes: int
+    max_depth: int
+    max_elements: int
+    max_sections: int
+
+    @classmethod
+    def of(cls, extract: Any) -> "PageLimits":
+        """From the ``extract`` params section (its ``max_page_bytes`` is ``max_bytes`` here)."""
+        return cls(extract.min_words, extract.max_page_bytes, extract.max_depth, extract.max_elements,
+                   extract.max_sections)
+
+
+def extract_page(html: str | bytes, url: str | None, limits: PageLimits) -> Extraction:
     """Extract one page. ``url`` is the captured URL (it decides video/live/section-front rejections);
-    a page larger than ``max_bytes`` is rejected as ``too_large``, one nested deeper than ``max_depth`` as
-    ``too_deep``, one of more than ``max_elements`` elements as ``too_many_elements``, one without an
-    article body as ``no_article_body``, without a headline as ``no_headline``, a body of fewer than
-    ``min_words`` words as ``too_short``, one of more than ``max_sections`` sub-headed sections as
+    a page larger than ``limits.max_bytes`` is rejected as ``too_large``, one nested deeper than
+    ``max_depth`` as ``too_deep``, one of more than ``max_elements`` elements as ``too_many_elements``, one
+    without an article body as ``no_article_body``, without a headline as ``no_headline``, a body of fewer
+    than ``min_words`` words as ``too_short``, one of more than ``max_sections`` sub-headed sections as
     ``too_many_sections`` (one such page would otherwise be most of an NLQuAD data set)."""
+    min_words, max_bytes, max_sections = limits.min_words, limits.max_bytes, limits.max_sections
+    max_depth, max_elements = limits.max_depth, limits.max_elements
     url = original_url(url)
     ex = Extraction(url=url)
     reason = path_rejection(url)
@@ -699,6 +719,9 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m pipeline.nlquad.extract PAGE.html [PAGE.html ...] (URL taken from the page)",
               file=sys.stderr)
         return 2
+    from pipeline.params import project_section  # the project's own limits, as the extract stage uses them
+
+    limits = PageLimits.of(project_section("extract"))
     status = 0
     for name in args:
         path = Path(name)
@@ -712,7 +735,7 @@ def main(argv: list[str] | None = None) -> int:
         canonical = head.find("link", rel="canonical")
         og = head.find("meta", attrs={"property": "og:url"})
         url = (canonical.get("href") if canonical else None) or (og.get("content") if og else None)
-        result = extract_page(html, url)
+        result = extract_page(html, url, limits)
         print(json.dumps({"file": name, **result.to_json()}, ensure_ascii=False, indent=2))
     return status
 

@@ -12,39 +12,30 @@ computed on these files, the source and date range, and what may be redistribute
 from __future__ import annotations
 
 import json
-import statistics
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pipeline.common.runtime import atomic_output
-from pipeline.span_qa.data import iter_qas
+from pipeline.nlquad.squad_format import iter_article_qas, table2_statistics
 
 HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
 
 
 def flat_examples(dataset: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for art in dataset["data"]:
-        for para in art["paragraphs"]:
-            for qa in para["qas"]:
-                yield {"id": qa["id"], "title": art.get("title", ""), "context": para["context"],
-                       "question": qa["question"],
-                       "answers": {"text": [a["text"] for a in qa["answers"]],
-                                   "answer_start": [a["answer_start"] for a in qa["answers"]]}}
+    for art, para, qa in iter_article_qas(dataset):
+        yield {"id": qa["id"], "title": art.get("title", ""), "context": para["context"], "question": qa["question"],
+               "answers": {"text": [a["text"] for a in qa["answers"]],
+                           "answer_start": [a["answer_start"] for a in qa["answers"]]}}
+
+
+CARD_COLUMNS = ("articles", "questions", "document_words_mean", "question_words_mean", "answer_words_mean")
 
 
 def split_statistics(dataset: dict[str, Any]) -> dict[str, Any]:
-    """The columns of NLQuAD's Table 2 for one split (words are whitespace tokens, as the paper counts)."""
-    docs = {id(para["context"]): len(para["context"].split()) for _, para in
-            ((None, p) for art in dataset["data"] for p in art["paragraphs"])}
-    questions, answers = [], []
-    for _, qa in iter_qas(dataset):
-        questions.append(len(qa["question"].split()))
-        answers.append(len(qa["answers"][0]["text"].split()))
-    mean = lambda xs: round(statistics.fmean(xs), 1) if xs else 0.0  # noqa: E731
-    return {"articles": len(dataset["data"]), "questions": len(questions),
-            "document_words_mean": mean(list(docs.values())), "question_words_mean": mean(questions),
-            "answer_words_mean": mean(answers)}
+    """The card's columns of NLQuAD's Table 2 for one split (one decimal)."""
+    table = table2_statistics(dataset, 1)
+    return {k: table[k] for k in CARD_COLUMNS}
 
 
 CARD = """---

@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from pipeline.span_qa.data import iter_qas
+from pipeline.nlquad.squad_format import iter_qas
 
 
-def split_dataset(dataset: dict[str, Any], ratios: dict[str, float], seed: int, group_key: str = "url"
+def split_dataset(dataset: dict[str, Any], ratios: dict[str, float], seed: int, group_key: str
                   ) -> dict[str, dict[str, Any]]:
     """Shuffle groups (articles, by ``group_key``) with ``seed`` and cut them by ``ratios`` in order.
 

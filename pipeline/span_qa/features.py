@@ -40,8 +40,8 @@ def _token_span(offsets: list[tuple[int, int]], start: int, end: int) -> tuple[i
 
 
 def build_windows(tokenizer, questions: list[str], contexts: list[str],
-                  answers: list[tuple[int, int] | None] | None, max_seq_len: int = 512, doc_stride: int | None = 128,
-                  max_question_len: int = 64) -> WindowFeatures:
+                  answers: list[tuple[int, int] | None] | None, max_seq_len: int, doc_stride: int | None,
+                  max_question_len: int) -> WindowFeatures:
     """Windows for every (question, context); ``answers`` are character spans, or None at prediction time.
 
     ``doc_stride=None``: each window starts where the previous one's context ended (no overlap, no gap), the

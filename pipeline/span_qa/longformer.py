@@ -21,8 +21,7 @@ from pathlib import Path
 import torch
 
 
-def convert_to_longformer(source: str, out_dir: Path, max_pos: int = 4096, attention_window: int = 512,
-                          seed: int = 0) -> Path:
+def convert_to_longformer(source: str, out_dir: Path, max_pos: int, attention_window: int, seed: int = 0) -> Path:
     from transformers import (
         AutoConfig,
         AutoModel,
@@ -85,7 +84,7 @@ def convert_to_longformer(source: str, out_dir: Path, max_pos: int = 4096, atten
     return out_dir
 
 
-def prepare_longformer(source: str, out_dir: Path, max_pos: int = 4096, attention_window: int = 512) -> bool:
+def prepare_longformer(source: str, out_dir: Path, max_pos: int, attention_window: int) -> bool:
     """``out_dir`` := ``source`` as a Longformer QA checkpoint: converted (True), or copied as is when it is a
     Longformer already (False; e.g. allenai/longformer-base-4096 with a hub). Built beside ``out_dir`` and
     renamed into place, so an interrupted run never leaves half a checkpoint there."""

@@ -28,7 +28,7 @@ from typing import Any
 from nltk.tokenize import word_tokenize
 from rouge_score import rouge_scorer
 
-from pipeline.span_qa.data import iter_examples
+from pipeline.nlquad.squad_format import iter_examples
 from pipeline.span_qa.punkt_data import ensure as ensure_punkt_data
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)

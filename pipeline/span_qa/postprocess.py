@@ -15,8 +15,8 @@ import numpy as np
 
 
 def best_window_span(start_logits: Sequence[float], end_logits: Sequence[float],
-                     offsets: Sequence[tuple[int, int] | None], n_best: int = 20,
-                     max_answer_tokens: int = 512) -> tuple[float, int, int] | None:
+                     offsets: Sequence[tuple[int, int] | None], n_best: int,
+                     max_answer_tokens: int) -> tuple[float, int, int] | None:
     start_logits, end_logits = np.asarray(start_logits), np.asarray(end_logits)
     null_score = float(start_logits[0] + end_logits[0])
     best: tuple[float, int, int] | None = None
@@ -42,7 +42,7 @@ def aggregate_windows(spans: Sequence[tuple[int, int] | None]) -> tuple[int, int
 
 def predict_from_logits(example_index: Sequence[int], offsets: Sequence[Sequence[tuple[int, int] | None]],
                         start_logits: Sequence[Sequence[float]], end_logits: Sequence[Sequence[float]],
-                        contexts: Sequence[str], n_best: int = 20, max_answer_tokens: int = 512) -> list[dict]:
+                        contexts: Sequence[str], n_best: int, max_answer_tokens: int) -> list[dict]:
     """One ``{"text", "start", "end"}`` per example (empty text and 0/0 when every window is empty)."""
     per_example: dict[int, list[tuple[int, int] | None]] = {}
     for i, ex in enumerate(example_index):

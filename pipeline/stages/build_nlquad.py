@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import write_json
 from pipeline.nlquad.articles import load_articles
 from pipeline.nlquad.build import build_dataset, dataset_statistics
 from pipeline.params import Params
-from pipeline.common.layout import PATHS
 
 
 def run(params: Params) -> dict:

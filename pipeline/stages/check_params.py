@@ -7,9 +7,9 @@ The stamp's content does not change with valid edits: it orders the graph and re
 
 from __future__ import annotations
 
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import write_json
 from pipeline.params import Params
-from pipeline.common.layout import PATHS
 
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from pipeline.common.layout import PATHS
 from pipeline.params import Params
 from pipeline.span_qa.longformer import prepare_longformer
 from pipeline.training.finetune import resolve_model_path
-from pipeline.common.layout import PATHS
 
 
 def run(params: Params) -> dict:

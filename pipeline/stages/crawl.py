@@ -5,20 +5,23 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import write_json
 from pipeline.crawl.run import run_crawl
+from pipeline.nlquad.extract import PageLimits
 from pipeline.params import Params
 from pipeline.wayback.archive import open_archive
-from pipeline.common.layout import PATHS
 
 
 def run(params: Params) -> dict:
     captures, out = PATHS.discover.captures, PATHS.crawl
     # scratch keyed by what is crawled: the same list and settings resume, a changed one starts afresh
+    limits = PageLimits.of(params.extract)  # links are followed from pages the extractor would read
     key = hashlib.sha1(captures.read_bytes() + params.archive.model_dump_json().encode()
-                       + params.crawl.follow_depth.to_bytes(2, "big")).hexdigest()[:12]
+                       + params.crawl.follow_depth.to_bytes(2, "big") + repr(limits).encode()).hexdigest()[:12]
     with open_archive(params.archive, Path(".pywb/crawl")) as endpoints:
-        stats = run_crawl(captures, out.state / key, out.warc, out.index, out.failures, endpoints, params.crawl, params.discover)
+        stats = run_crawl(captures, out.state / key, out.warc, out.index, out.failures, endpoints, params.crawl,
+                          params.discover, limits)
     # requests per stored article: what a rate-limited live crawl pays per article; the resume point is a
     # property of this run, not of the result, so it stays out of the metrics
     write_json(PATHS.crawl.report, {k: v for k, v in stats.items() if k != "resumed_from"})

@@ -12,8 +12,8 @@ from pipeline.common.safe_text import write_plot_csv
 from pipeline.difficulty.analysis import MEASURES, load_human_accuracies
 from pipeline.difficulty.study import study
 from pipeline.params import Params
-from pipeline.quail.systems import MC_VARIANTS, mc_system
 from pipeline.quail.sets import heldout_dev, quail_sets, skip_outputs
+from pipeline.quail.systems import MC_VARIANTS, mc_system
 
 PLOT_COLUMNS = ["qid", "question_type", "passage_words", "fk_grade", "word_zipf", "model_accuracy", "gap"]
 NO_HUMANS = ("QuAIL publishes no per-question human accuracies (its human baseline is an aggregate), so the "

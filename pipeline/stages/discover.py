@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import atomic_output, write_json
 from pipeline.nlquad.discover import discover
 from pipeline.params import Params
 from pipeline.wayback.archive import open_archive
 from pipeline.wayback.cdx import CdxClient, retrying_session
-from pipeline.common.layout import PATHS
 
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import atomic_output, write_json
 from pipeline.common.safe_text import write_plot_csv
 from pipeline.nlquad.articles import EraTally, extract_articles
 from pipeline.params import Params
-from pipeline.common.layout import PATHS
 
 
 def run(params: Params) -> dict:

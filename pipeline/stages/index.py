@@ -4,10 +4,10 @@ from __future__ import annotations
 
 
 from pipeline.common.jsonl import iter_jsonl
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import progress, write_json
 from pipeline.params import Params
 from pipeline.search.factory import make_backend
-from pipeline.common.layout import PATHS
 
 
 

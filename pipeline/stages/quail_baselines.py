@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline.common.layout import PATHS
 from pipeline.common.manifest import read_manifest, skipped
 from pipeline.common.headline import write_headline
-from pipeline.common.layout import PATHS
 from pipeline.common.runtime import atomic_output, get_logger, write_json
 from pipeline.params import Params
 from pipeline.quail.heuristics import (

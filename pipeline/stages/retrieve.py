@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import write_json
 from pipeline.params import Params
 from pipeline.search.factory import make_backend
 from pipeline.strategyqa.data import load_predicted_decompositions, load_questions
 from pipeline.strategyqa.retrieval import mean_recall, retrieve
-from pipeline.common.layout import PATHS
 
 
 def run(params: Params) -> dict:

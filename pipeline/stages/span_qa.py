@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.common.headline import dev_figures, span_figures, write_headline
-from pipeline.common.layout import PATHS
 from pipeline.common.intervals import bootstrap_ci
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import get_logger, write_json
 from pipeline.params import LongformerParams, Params, SpanWindowParams
 from pipeline.span_qa.data import SpanExamples, load_examples

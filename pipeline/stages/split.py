@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+from pipeline.common.layout import PATHS
 from pipeline.common.runtime import write_json_set
 from pipeline.nlquad.hf_export import write_hf_export
-from pipeline.params import Params
 from pipeline.nlquad.split import split_dataset, split_sizes
-from pipeline.common.layout import PATHS
+from pipeline.params import Params
 
 
 def run(params: Params) -> dict:

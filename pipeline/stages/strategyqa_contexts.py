@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 
-from pipeline.common.manifest import read_manifest, skipped
 from pipeline.common.headline import percent, write_headline
 from pipeline.common.layout import PATHS
+from pipeline.common.manifest import read_manifest, skipped
 from pipeline.common.runtime import get_logger, write_json
 from pipeline.params import Params
 from pipeline.search.factory import make_backend

@@ -7,9 +7,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pipeline.common.layout import PATHS
 from pipeline.common.manifest import read_manifest
 from pipeline.common.headline import dev_figures, write_headline
-from pipeline.common.layout import PATHS
 from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.runtime import atomic_output, get_logger, write_json
 from pipeline.params import Params

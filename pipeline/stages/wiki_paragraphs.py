@@ -7,11 +7,11 @@ from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
+from pipeline.common.layout import PATHS
 from pipeline.common.manifest import read_manifest, skipped
 from pipeline.common.runtime import atomic_output, get_logger, progress, write_json
 from pipeline.params import Params
 from pipeline.wiki.paragraphs import dump_paragraphs, with_evidence
-from pipeline.common.layout import PATHS
 
 
 
@@ -30,7 +30,8 @@ def run(params: Params) -> dict:
         else:
             evidence_path = manifest["strategyqa_paragraphs"]["path"]
     counts: Counter = Counter()
-    paragraphs = dump_paragraphs(dump, counts, log, p.min_chars, p.workers, p.max_document_bytes)
+    paragraphs = dump_paragraphs(dump, counts, log, min_chars=p.min_chars, workers=p.workers,
+                                 max_document_bytes=p.max_document_bytes)
     if evidence_path:
         paragraphs = with_evidence(paragraphs, evidence_path, counts)
     with atomic_output(PATHS.wiki_paragraphs.paragraphs) as fh:

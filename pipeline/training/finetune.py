@@ -70,32 +70,19 @@ def pad(batch: list[list[int]], value: int) -> torch.Tensor:
     return torch.tensor([x + [value] * (width - len(x)) for x in batch])
 
 
-@dataclass(frozen=True)
-class TrainConfig:
-    """What the loop needs: the model to start from, the budget section of params.yaml, and whether the
-    question gets global attention (Longformer)."""
+class TrainConfig(TrainBudget):
+    """What the loop needs: a training budget section of params.yaml (``TrainBudget``'s fields, validated
+    there, not restated here), the model to start from, and whether the question gets global attention
+    (Longformer: on the question and its special tokens)."""
 
     model_name_or_path: str
-    learning_rate: float
-    batch_size: int
-    max_steps: int
-    warmup_ratio: float
-    weight_decay: float
-    seed: int
-    checkpoint_every: int
-    device: str
-    eval_every: int
-    select_metric: str
-    patience: int
-    global_question: bool = False  # Longformer: global attention on the question (and its special tokens)
+    global_question: bool = False
 
     @classmethod
     def from_params(cls, budget: TrainBudget, model_name_or_path: str, global_question: bool = False) -> "TrainConfig":
-        """Every budget field by name from the validated params section (never by position)."""
-        own = ("model_name_or_path", "global_question")
-        fields = {f for f in cls.__dataclass_fields__ if f not in own}
-        return cls(model_name_or_path=model_name_or_path, global_question=global_question,
-                   **{f: getattr(budget, f) for f in fields})
+        """The budget fields of a stage's section (which has more: decoding, lengths, its model), by name."""
+        return cls(**budget.model_dump(include=set(TrainBudget.model_fields)),
+                   model_name_or_path=model_name_or_path, global_question=global_question)
 
 
 @dataclass(frozen=True)

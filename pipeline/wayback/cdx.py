@@ -140,7 +140,7 @@ class CdxClient:
         self.timeout = timeout
 
     def query(self, url: str, *, match_type: str = "prefix", start: str | None = None, end: str | None = None,
-              filters: tuple[str, ...] = ("statuscode:200", "mimetype:text/html"), page_size: int = 5000,
+              filters: tuple[str, ...] = ("statuscode:200", "mimetype:text/html"), page_size: int,
               limit: int | None = None) -> Iterator[CdxCapture]:
         """All captures of ``url`` (a prefix by default) in [start, end], following resume keys."""
         params: dict[str, object] = {"url": url, "matchType": match_type, "output": "json",

@@ -40,7 +40,7 @@ class LocalPywb:
     ``{base_url}/{collection}/cdx`` and ``{base_url}/{collection}/{timestamp}id_/{url}``.
     """
 
-    def __init__(self, warcs: list[Path], root: Path, collection: str = "sample", port: int | None = None,
+    def __init__(self, warcs: list[Path], root: Path, collection: str, port: int | None = None,
                  host: str = "127.0.0.1", startup_timeout: float = 60.0):
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"pywb must bind to loopback, got {host!r}")

@@ -53,7 +53,7 @@ def _clean(code: mwparserfromhell.wikicode.Wikicode) -> str:
     return re.sub(r"\s+", " ", text).strip()  # single newlines and non-breaking spaces too
 
 
-def wikitext_paragraphs(title: str, wikitext: str, min_chars: int = 2) -> Iterator[Paragraph]:
+def wikitext_paragraphs(title: str, wikitext: str, min_chars: int) -> Iterator[Paragraph]:
     """Paragraphs of one article, in order, with the heading path they sit under."""
     code = mwparserfromhell.parse(_LIST_LINE.sub("", wikitext))
     index = 0
@@ -239,7 +239,7 @@ def resolve_workers(workers: int) -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def dump_paragraphs(path: Path, counts: Counter, log=None, min_chars: int = 2, workers: int = 1,
+def dump_paragraphs(path: Path, counts: Counter, log=None, *, min_chars: int, workers: int = 1,
                     max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> Iterator[Paragraph]:
     """Paragraphs of every article in dump order. ``workers`` > 1 parses in that many processes (0: every
     core); the paragraphs and counts are the same as with one."""
