@@ -119,14 +119,17 @@ class DiscoverParams(StrictModel):
     url_prefixes: list[str]
     start: dt.date
     end: dt.date
-    article_pattern: str
-    exclude_pattern: str
+    article_pattern: str = Field(description="the article URL paths to collect (a regular expression)")
+    exclude_pattern: str | None = Field(description="more paths to leave out, beyond the sections that are never "
+                                                    "articles (pipeline/nlquad/bbc_urls.py); null = none")
     limit: int | None = Field(ge=1, description="stop after this many article captures; null = all")
     page_size: int = Field(ge=1)
 
     @field_validator("article_pattern", "exclude_pattern")
     @classmethod
-    def _check_regex(cls, value: str) -> str:
+    def _check_regex(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
         try:
             re.compile(value)
         except re.error as exc:

@@ -23,3 +23,11 @@ def write_params(path: str | Path, overrides: dict[str, Any]) -> str:
     raw = yaml.safe_load(PROJECT_PARAMS_FILE.read_text(encoding="utf-8"))
     Path(path).write_text(yaml.safe_dump(_merge(raw, overrides), sort_keys=False), encoding="utf-8")
     return str(path)
+
+
+def project_benchmark_sources(**overrides: str) -> dict[str, str]:
+    """The project's ``benchmark_sources`` (the files in ../shared) as absolute paths, for a test that runs in
+    another folder, with ``overrides`` for the files it makes itself."""
+    raw = yaml.safe_load(PROJECT_PARAMS_FILE.read_text(encoding="utf-8"))["benchmark_sources"]
+    root = PROJECT_PARAMS_FILE.parent
+    return {**{k: str((root / v).resolve()) for k, v in raw.items()}, **overrides}

@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.nlquad.build import article_record
 from pipeline.nlquad.discover import article_key, classify
-from pipeline.nlquad.extract import is_bbc_host, path_rejection
+from pipeline.nlquad.bbc_urls import is_bbc_host, path_rejection
 from pipeline.params import project_section
 from tests.extract_helpers import extract_page
 
@@ -52,10 +52,26 @@ def test_bbc_host_on_a_dot_boundary():
     ("http://news.bbc.co.uk/1/hi/programmes/from_our_own_correspondent/8029015.stm", None),
     ("http://news.bbc.co.uk/2/hi/business/3630986.stm", None),
     ("http://news.bbc.co.uk/1/hi/video_and_audio/news_channel_live/7459669.stm", "excluded"),
-    ("http://news.bbc.co.uk/sport1/hi/football/8452997.stm", "not_article_url"),
+    ("http://news.bbc.co.uk/sport1/hi/football/8452997.stm", "excluded"),  # sport: never an article here
 ])
 def test_discover_accepts_every_article_url_form(path, expected):
     assert classify(path, project_section("discover")) == expected
+
+
+@pytest.mark.parametrize("url", ["https://www.bbc.co.uk/news/av/uk-49000001", "https://www.bbc.co.uk/news/live/uk-49000001",
+                                 "https://www.bbc.co.uk/news/in-pictures-49000001", "https://www.bbc.co.uk/sport/football/49000001",
+                                 "https://www.bbc.co.uk/news/video_and_audio/headlines/49000001"])
+def test_discovery_and_extraction_leave_out_the_same_sections(url):
+    """One rule (pipeline/nlquad/bbc_urls.py): what the extractor rejects by its section, discovery and the
+    crawler's link following never collect, whatever discover.exclude_pattern says."""
+    assert path_rejection(url) in ("video", "live", "in_pictures", "sport", "index")
+    assert classify(url, project_section("discover", exclude_pattern=None)) == "excluded"
+
+
+def test_exclude_pattern_leaves_out_more_and_is_optional():
+    url = "https://www.bbc.co.uk/news/newsbeat-49000001"
+    assert classify(url, project_section("discover", exclude_pattern=None)) is None
+    assert classify(url, project_section("discover", exclude_pattern="newsbeat")) == "excluded"
 
 
 def test_discover_date_range_beyond_2020():

@@ -180,7 +180,8 @@ def test_bad_params_under_plain_dvc_repro_leave_the_workspace_as_it_was(repo, tm
     work.mkdir()
     for name in ("flows", "pipeline"):
         shutil.copytree(repo / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(repo / "dvc.yaml", work / "dvc.yaml")
+    for name in ("dvc.yaml", "paths.yaml"):
+        shutil.copy(repo / name, work / name)
     text = (repo / "params.yaml").read_text()
     (work / "params.yaml").write_text(text.replace("\nsample:\n", "\nsample:\n  typo_key: 1\n", 1))
     env = dict(os.environ, PATH=f"{Path(venv_bin('dvc')).parent}:{os.environ['PATH']}", PYTHONPATH=str(work))

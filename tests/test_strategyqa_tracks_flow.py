@@ -13,7 +13,7 @@ from flows.strategyqa_contexts import strategyqa_contexts_flow
 from flows.strategyqa_qa import strategyqa_qa_flow
 from pipeline.search.tantivy_backend import TantivyBackend
 from pipeline.wiki.paragraphs import dump_paragraphs
-from tests.params_files import write_params
+from tests.params_files import project_benchmark_sources, write_params
 
 
 def ora_train_ids(contexts: dict, train: list[dict]) -> set[str]:
@@ -22,7 +22,7 @@ def ora_train_ids(contexts: dict, train: list[dict]) -> set[str]:
     return {q["qid"] for q in train}
 
 
-def test_ora_p_and_ir_d_run_on_the_generated_sample(small_sample, tmp_path, monkeypatch):
+def test_ora_p_and_ir_d_run_on_the_generated_sample(shared, small_sample, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     paras = [dataclasses.asdict(p) for p in dump_paragraphs(small_sample / "enwiki-cirrussearch-content.json.gz", Counter(), min_chars=2)]
     (tmp_path / "data/wiki").mkdir(parents=True)
@@ -33,8 +33,7 @@ def test_ora_p_and_ir_d_run_on_the_generated_sample(small_sample, tmp_path, monk
     (tmp_path / "train.json").write_text(json.dumps(generated[:cut]))
     (tmp_path / "eval.json").write_text(json.dumps(generated[cut:]))
     write_params(tmp_path / "params.yaml", {
-        "benchmark_sources": {"strategyqa_train": "train.json", "strategyqa_eval": "eval.json",
-                              "quail_dev": "absent.xml", "quail_challenge": "absent.jsonl"},
+        "benchmark_sources": project_benchmark_sources(strategyqa_train="train.json", strategyqa_eval="eval.json"),
         "strategyqa_qa": {"gold_paragraphs": "data/wiki/paragraphs.jsonl", "max_steps": 2, "checkpoint_every": 2,
                           "batch_size": 4, "max_seq_len": 128, "device": "cpu"},
     })

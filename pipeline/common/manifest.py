@@ -1,5 +1,11 @@
-"""The manifest of the published benchmark files (``paths.benchmark_sources.manifest``): what every stage that
-reads a benchmark asks first, whether its file is there (and where) or why it was skipped.
+"""The manifest of the published benchmark files (``paths.benchmark_sources.manifest``): where every stage that
+reads a benchmark finds its file (and the file's checksum and counts).
+
+The policy for a missing benchmark file is kept in one place, the ``benchmark_sources`` stage: it fails,
+naming every missing file, where to get it and the param to set, as ``dvc repro`` already does for a missing
+dep. No stage writes stand-in outputs for a track that could not run: such files would be cached, plotted and
+compared as if they were results. A researcher without one benchmark runs the stages of the others
+(``dvc repro evaluate_span``).
 
 Written by the ``benchmark_sources`` stage; read here without any benchmark's loader, so a stage that needs one
 benchmark depends on this file and that benchmark's package only.
@@ -30,6 +36,10 @@ def read_manifest(path: Path = MANIFEST) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def skipped(manifest: dict, *names: str) -> str | None:
-    """The first skip reason among ``names``, or None when all are present."""
-    return next((manifest[n]["skipped"] for n in names if manifest.get(n, {}).get("skipped")), None)
+def source_path(manifest: dict, name: str) -> str:
+    """The path of benchmark file ``name``; a manifest without it (written by an older version, or edited) is
+    an error that says how to get a current one."""
+    entry = manifest.get(name)
+    if not isinstance(entry, dict) or "path" not in entry or "sha256" not in entry:
+        raise KeyError(f"{MANIFEST} has no checked entry for {name!r}: rerun `dvc repro benchmark_sources`")
+    return entry["path"]

@@ -22,7 +22,7 @@ import scrapy
 from pipeline.common.jsonl import iter_jsonl
 from pipeline.crawl.item_pipelines import CAPTURE, FAILURE
 from pipeline.crawl.warc_store import read_index
-from pipeline.nlquad.discover import article_key
+from pipeline.nlquad.discover import article_key, classify_path
 from pipeline.nlquad.extract import PageLimits, extract_page
 from pipeline.wayback.archive import ArchiveEndpoints
 from pipeline.wayback.cdx import parse_cdx_json
@@ -48,8 +48,6 @@ class ArchiveSpider(scrapy.Spider):
         self.endpoints = ArchiveEndpoints(self.cfg["cdx_url"], self.cfg["replay_template"])
         self.done = read_index(self.out_dir)
         self.known: set[str] = set(self.done)
-        self.article_pattern = re.compile(self.cfg["article_pattern"])
-        self.exclude_pattern = re.compile(self.cfg["exclude_pattern"])
         self.limits = PageLimits(**self.cfg["page_limits"])
 
     async def start(self):
@@ -78,7 +76,7 @@ class ArchiveSpider(scrapy.Spider):
             return
         for link in extract_page(response.body, cap["url"], self.limits).links:
             key = article_key(link)
-            if key in self.known or self.exclude_pattern.search(key) or not self.article_pattern.search(key):
+            if key in self.known or classify_path(key, self.cfg["article_pattern"], self.cfg["exclude_pattern"]):
                 continue
             self.known.add(key)
             query = urlencode({"url": link.split("://", 1)[-1], "output": "json", "from": self.cfg["start"],

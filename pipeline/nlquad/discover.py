@@ -15,6 +15,7 @@ from dataclasses import asdict
 from urllib.parse import urlsplit
 
 from pipeline.common.runtime import get_logger
+from pipeline.nlquad.bbc_urls import non_article_section
 from pipeline.params import DiscoverParams
 from pipeline.wayback.cdx import CdxCapture, CdxClient
 
@@ -29,14 +30,22 @@ def article_key(url: str) -> str:
     return _STM_EDITION.sub("/hi/", parts.path.rstrip("/").lower())
 
 
-def classify(url: str, params: DiscoverParams) -> str | None:
-    """``None`` for an article URL, else the reason it is not one."""
-    path = urlsplit(url if "://" in url else "http://" + url).path.rstrip("/")
-    if re.search(params.exclude_pattern, path):
+def classify_path(path: str, article_pattern: str, exclude_pattern: str | None) -> str | None:
+    """``None`` for an article URL path to collect, else why not: a section that is never an article
+    (``pipeline.nlquad.bbc_urls``, the rule the extractor applies too) or one ``exclude_pattern`` leaves out
+    is ``excluded``; a path ``article_pattern`` does not match is ``not_article_url``."""
+    path = path.rstrip("/")
+    if non_article_section(path) or (exclude_pattern and re.search(exclude_pattern, path)):
         return "excluded"
-    if not re.search(params.article_pattern, path):
+    if not re.search(article_pattern, path):
         return "not_article_url"
     return None
+
+
+def classify(url: str, params: DiscoverParams) -> str | None:
+    """``None`` for an article URL, else the reason it is not one."""
+    path = urlsplit(url if "://" in url else "http://" + url).path
+    return classify_path(path, params.article_pattern, params.exclude_pattern)
 
 
 def select_captures(captures: Iterable[CdxCapture], params: DiscoverParams) -> tuple[list[CdxCapture], dict]:

@@ -40,19 +40,11 @@ from bs4 import BeautifulSoup, NavigableString, SoupStrainer, Tag
 from bs4.filter import ElementFilter
 from lxml import etree
 
+from pipeline.nlquad.bbc_urls import is_bbc_host, path_rejection
 from pipeline.nlquad.endings import trailing_furniture_start
 from pipeline.nlquad.page_bytes import decode_page, original_url, strip_archive_wrapping
 
 _WS = re.compile(r"\s+")
-BBC_DOMAINS = ("bbc.co.uk", "bbc.com")
-# Certainly not an article, whatever the page holds.
-NON_ARTICLE_PATHS = (
-    ("/av/", "video"), ("/video_and_audio/", "video"), ("/live/", "live"), ("/in_pictures", "in_pictures"),
-    ("/in-pictures", "in_pictures"), ("/sport/", "sport"), ("/topics/", "index"),
-)
-_NEWS_PATH = re.compile(r"^/(?:news|newsbeat)(?:/|$)")
-_OLD_NEWS_PATH = re.compile(r"^/\d/hi/.*\d+\.stm$")  # news.bbc.co.uk before 2011
-_ARTICLES_ID = re.compile(r"/articles/[a-z0-9]+$")
 HEADING_BLOCKS = ("crosshead-block", "subheadline-block")
 LIST_BLOCKS = ("unordered-list-block", "ordered-list-block")
 
@@ -115,35 +107,6 @@ def clean(text: str) -> str:
 def text_of(el: Tag) -> str:
     """Visible text with hyperlinks kept as words; comments and scripts do not count."""
     return clean(el.get_text(""))
-
-
-def is_bbc_host(netloc: str) -> bool:
-    """On a dot boundary: ``evilbbc.co.uk`` and ``bbc.co.uk.example.com`` are not the BBC."""
-    host = netloc.rsplit("@", 1)[-1].split(":", 1)[0].lower().rstrip(".")
-    return any(host == d or host.endswith("." + d) for d in BBC_DOMAINS)
-
-
-def path_rejection(url: str | None) -> str | None:
-    """Reject by URL only what is certainly not an article; every other page is judged by its content."""
-    if not url:
-        return None
-    parts = urlsplit(url if "://" in url else "http://" + url)
-    path = parts.path.rstrip("/").lower() or "/"
-    if not is_bbc_host(parts.netloc):
-        return "not_bbc"
-    for needle, reason in NON_ARTICLE_PATHS:
-        if needle in path + "/":
-            return reason
-    if path.startswith("/sport"):
-        return "sport"
-    if _OLD_NEWS_PATH.match(path):
-        return None
-    if not _NEWS_PATH.match(path):
-        return "not_news"
-    last = path.rsplit("/", 1)[-1]
-    if not any(ch.isdigit() for ch in last) and not _ARTICLES_ID.search(path):
-        return "index"  # a section front: /news, /news/world/europe, /news/newsbeat
-    return None
 
 
 class ArticleParts(ElementFilter):

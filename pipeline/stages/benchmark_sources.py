@@ -1,10 +1,10 @@
-"""``benchmark_sources``: the published benchmark files, read in place: checked, fingerprinted, or reported
-missing.
+"""``benchmark_sources``: the published benchmark files, read in place: checked and fingerprinted.
 
 Nothing is copied into the project. Under ``dvc repro`` the files are deps of this stage (a missing one stops
 DVC naming it); the manifest it writes is what downstream stages depend on, so a changed file (new checksum)
-reruns them. Called outside DVC, a missing file is recorded with the reason and the stages that need it say
-they were skipped and why.
+reruns them. Run outside DVC, a missing file fails this stage the same way, naming every missing file, where to
+get it and the param that points at it; the manifest is not written, so no stage downstream runs on a partial
+set (``pipeline/common/manifest.py`` says why there is no "skipped" output).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.common.manifest import MANIFEST, sha256
-from pipeline.common.runtime import get_logger, write_json
+from pipeline.common.runtime import write_json
 from pipeline.params import BenchmarkSourcesParams, Params
 from pipeline.quail.sources import describe_paper_tables, describe_question_set
 from pipeline.strategyqa.sources import describe_paragraphs, describe_questions
@@ -30,24 +30,29 @@ DESCRIBE = {"strategyqa_train": describe_questions, "strategyqa_eval": describe_
             "quail_paper_tables": describe_paper_tables, "strategyqa_paragraphs": describe_paragraphs}
 
 
+class MissingBenchmarkFiles(FileNotFoundError):
+    pass
+
+
 def describe(kind: str, path_str: str) -> dict:
-    """``{"path", "sha256", "questions", ...}`` for a present, parseable file; ``{"path", "skipped"}`` if absent.
-    A file that is present but malformed raises: that is a mistake to fix, not a reason to skip."""
+    """``{"path", "sha256", "questions", ...}`` for a present, parseable file. A file that is present but
+    malformed raises, naming the file and record."""
     path = Path(path_str)
-    if not path.exists():
-        return {"path": path_str, "skipped": f"{path_str} not found; get it from {WHERE[kind]} and set "
-                                             f"benchmark_sources.{kind} to its path"}
     return {"path": path_str, "sha256": sha256(path), **DESCRIBE[kind](path)}
 
 
 def build_manifest(p: BenchmarkSourcesParams) -> dict:
-    return {name: describe(name, value) for name, value in p.model_dump().items()}
+    sources = p.model_dump()
+    missing = [f"  benchmark_sources.{name}: {value} not found (get it from {WHERE[name]})"
+               for name, value in sources.items() if not Path(value).is_file()]
+    if missing:
+        raise MissingBenchmarkFiles("benchmark files missing; set each param to your copy, or run only the "
+                                    "stages of the tracks you have (e.g. dvc repro evaluate_span):\n"
+                                    + "\n".join(missing))
+    return {name: describe(name, value) for name, value in sources.items()}
 
 
 def run(params: Params) -> dict:
     manifest = build_manifest(params.benchmark_sources)
-    for name, entry in manifest.items():
-        if entry.get("skipped"):
-            get_logger().warning("%s: skipped - %s", name, entry["skipped"])
     write_json(MANIFEST, manifest)
     return manifest

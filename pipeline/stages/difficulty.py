@@ -12,7 +12,7 @@ from pipeline.common.safe_text import write_plot_csv
 from pipeline.difficulty.analysis import MEASURES, load_human_accuracies
 from pipeline.difficulty.study import study
 from pipeline.params import Params
-from pipeline.quail.sets import heldout_dev, quail_sets, skip_outputs
+from pipeline.quail.sets import heldout_dev, quail_sets
 from pipeline.quail.systems import MC_VARIANTS, mc_system
 
 PLOT_COLUMNS = ["qid", "question_type", "passage_words", "fk_grade", "word_zipf", "model_accuracy", "gap"]
@@ -38,17 +38,11 @@ def _system_predictions() -> dict[str, dict[str, dict[str, int]]]:
 
 def run(params: Params) -> dict:
     p = params.difficulty
-    sets, train, reason = quail_sets(params.quail)
-    if reason:
-        skip_outputs(reason, [PATHS.difficulty.report])
-        for measure in MEASURES:
-            write_headline("difficulty", measure, {})
-        write_plot_csv(PATHS.difficulty.measures_plot, PLOT_COLUMNS, [])
-        return {"skipped": reason}
+    sets, train = quail_sets(params.quail)
     questions = heldout_dev(sets, train)
     predictions = _system_predictions()
     human = load_human_accuracies(p.human_accuracies) if p.human_accuracies else None
-    found = study(questions, sets.get("challenge", []), predictions, p.models, human, NO_HUMANS)
+    found = study(questions, sets["challenge"], predictions, p.models, human, NO_HUMANS)
     result, measures, model_acc, gap = found.result, found.measures, found.model_accuracy, found.gap
     write_plot_csv(PATHS.difficulty.measures_plot, PLOT_COLUMNS, (
         [q.qid, q.question_type, measures[q.qid].passage_words, round(measures[q.qid].fk_grade, 4),

@@ -10,8 +10,8 @@ import json
 
 from pipeline.common.headline import percent, write_headline
 from pipeline.common.layout import PATHS
-from pipeline.common.manifest import read_manifest, skipped
-from pipeline.common.runtime import get_logger, write_json
+from pipeline.common.manifest import read_manifest, source_path
+from pipeline.common.runtime import write_json
 from pipeline.params import Params
 from pipeline.search.factory import make_backend
 from pipeline.strategyqa.answering import gold_ids, read_paragraphs
@@ -31,34 +31,27 @@ def _corpus_size() -> int | None:
     return json.loads(manifest.read_text(encoding="utf-8")).get("documents") if manifest.exists() else None
 
 
-def _gold_paragraphs(source: str | None, manifest: dict, train: list, evaluation: list) -> tuple[dict, dict]:
-    """ORA-P's texts for every evidence id, and what was found (or why ORA-P is skipped)."""
-    if not source:
-        return {}, {"skipped": "no paragraph texts for StrategyQA's evidence ids (its 2020-05-11 Wikipedia "
-                               "paragraphs): " + skipped(manifest, "strategyqa_paragraphs")}
+def _gold_paragraphs(source: str, train: list, evaluation: list) -> tuple[dict, dict]:
+    """ORA-P's texts for every evidence id, and what was found. A source that holds none of a part's evidence
+    ids is the wrong file (ORA-P would train or score on nothing): an error naming it."""
     wanted = {pid for q in train + evaluation for pid in gold_ids(q)}
     gold = read_paragraphs(source, wanted)
     with_gold = {part: sum(any(i in gold for i in gold_ids(q)) for q in qs)
                  for part, qs in (("train", train), ("eval", evaluation))}
-    ora = {"source": source, "gold_ids": len(wanted), "found": len(gold), "questions_with_gold": with_gold}
     if not with_gold["train"] or not with_gold["eval"]:
-        ora["skipped"] = f"none of the evidence paragraph ids were found in {source}"
+        raise ValueError(f"{source}: none of the StrategyQA evidence paragraph ids of the "
+                         f"{'train' if not with_gold['train'] else 'eval'} questions are in it (ORA-P needs the "
+                         "texts of StrategyQA's 2020-05-11 paragraphs: strategyqa_qa.gold_paragraphs or "
+                         "benchmark_sources.strategyqa_paragraphs)")
+    ora = {"source": source, "gold_ids": len(wanted), "found": len(gold), "questions_with_gold": with_gold}
     return gold, ora
 
 
 def run(params: Params) -> dict:
     p = params.strategyqa_qa
     manifest = read_manifest()
-    reason = skipped(manifest, "strategyqa_train", "strategyqa_eval")
-    if reason:
-        get_logger().warning("StrategyQA answering skipped: %s", reason)
-        write_json(PATHS.strategyqa_contexts.contexts, {"skipped": reason})
-        write_json(PATHS.strategyqa_contexts.report, {"skipped": reason})
-        for setting in ("ir_q", "ir_d"):
-            write_headline("strategyqa", f"retrieval_{setting}", {})
-        return {"skipped": reason}
-    train = load_questions(manifest["strategyqa_train"]["path"])
-    evaluation = load_questions(manifest["strategyqa_eval"]["path"])
+    train = load_questions(source_path(manifest, "strategyqa_train"))
+    evaluation = load_questions(source_path(manifest, "strategyqa_eval"))
     backend = make_backend(params.search, PATHS.index.dir / "tantivy")
     eval_decomps = load_predicted_decompositions(p.predictions) if p.decompositions == "predicted" else None
     runs = {"train": retrieve(backend, train, p.k), "eval": retrieve(backend, evaluation, p.k, eval_decomps)}
@@ -66,11 +59,9 @@ def run(params: Params) -> dict:
               for setting, run in (("ir_q", "question"), ("ir_d", "decomposition"))}
     needed = {pid for setting in ranked.values() for part in setting.values() for ids in part.values() for pid in ids}
     paragraphs = read_paragraphs(PATHS.wiki_paragraphs.paragraphs, needed)
-    source = p.gold_paragraphs or (None if skipped(manifest, "strategyqa_paragraphs")
-                                   else manifest["strategyqa_paragraphs"]["path"])
-    gold, ora = _gold_paragraphs(source, manifest, train, evaluation)
-    write_json(PATHS.strategyqa_contexts.contexts, {"ranked": ranked, "paragraphs": paragraphs, "gold_paragraphs": gold, "ora_p": ora},
-               indent=None)
+    gold, ora = _gold_paragraphs(p.gold_paragraphs or source_path(manifest, "strategyqa_paragraphs"), train, evaluation)
+    write_json(PATHS.strategyqa_contexts.contexts,
+               {"ranked": ranked, "paragraphs": paragraphs, "gold_paragraphs": gold, "ora_p": ora}, indent=None)
     metrics = {
         "train_questions": len(train), "eval_questions": len(evaluation), "k": p.k,
         "eval_decompositions": p.decompositions, "backend": params.search.backend,

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pipeline.common.layout import PATHS
-from pipeline.common.manifest import read_manifest
+from pipeline.common.manifest import read_manifest, source_path
 from pipeline.common.headline import dev_figures, write_headline
 from pipeline.common.intervals import bootstrap_ci
-from pipeline.common.runtime import atomic_output, get_logger, write_json
+from pipeline.common.runtime import get_logger, write_json
 from pipeline.params import Params
 from pipeline.strategyqa.answering import (
     SETTINGS,
@@ -35,20 +35,6 @@ from pipeline.training.launch import TrainingCall, run_training
 from pipeline.training.pair_encoding import PairFeatures, encode_pairs
 
 
-def _skip(setting: str, reason: str) -> dict:
-    get_logger().warning("strategyqa_qa@%s skipped: %s", setting, reason)
-    out = PATHS.strategyqa_qa[setting]
-    final = out.model
-    final.mkdir(parents=True, exist_ok=True)
-    with atomic_output(final / "SKIPPED.txt") as fh:
-        fh.write(reason + "\n")
-    write_json(out.predictions, {})
-    metrics = {"setting": setting, "skipped": reason}
-    write_json(out.report, metrics)
-    write_headline("strategyqa", f"qa_{setting}", {})
-    return metrics
-
-
 @dataclass(frozen=True)
 class StrategyQATraining:
     """The training call, and what scoring needs after it: the questions and the setting's encoder."""
@@ -69,8 +55,8 @@ def training_call(params: Params, setting: str) -> StrategyQATraining:
     p = params.strategyqa_qa
     ctx = json.loads(PATHS.strategyqa_contexts.contexts.read_text(encoding="utf-8"))
     manifest = read_manifest()
-    train, dev = split_off_dev(load_questions(manifest["strategyqa_train"]["path"]), p.dev_share, p.seed)
-    evaluation = load_questions(manifest["strategyqa_eval"]["path"])
+    train, dev = split_off_dev(load_questions(source_path(manifest, "strategyqa_train")), p.dev_share, p.seed)
+    evaluation = load_questions(source_path(manifest, "strategyqa_eval"))
     paragraphs = {**ctx["paragraphs"], **ctx["gold_paragraphs"]}
     if setting == "ora_p":  # only questions whose gold paragraphs exist can be asked with them
         train, dev, evaluation = ([q for q in qs if any(i in paragraphs for i in gold_ids(q))]
@@ -101,11 +87,6 @@ def run(params: Params, setting: str) -> dict:
     if setting not in SETTINGS:
         raise ValueError(f"unknown StrategyQA setting {setting!r}; one of {', '.join(SETTINGS)}")
     p = params.strategyqa_qa
-    ctx = json.loads(PATHS.strategyqa_contexts.contexts.read_text(encoding="utf-8"))
-    if ctx.get("skipped"):
-        return _skip(setting, ctx["skipped"])
-    if setting == "ora_p" and ctx["ora_p"].get("skipped"):
-        return _skip(setting, ctx["ora_p"]["skipped"])
     prepared, stats = run_training(training_call, params, setting)
     train, dev, evaluation, y_train = prepared.train, prepared.dev, prepared.evaluation, labels(prepared.train)
     out = PATHS.strategyqa_qa[setting]

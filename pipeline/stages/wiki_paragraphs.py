@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pipeline.common.layout import PATHS
-from pipeline.common.manifest import read_manifest, skipped
+from pipeline.common.manifest import read_manifest, source_path
 from pipeline.common.runtime import atomic_output, get_logger, progress, write_json
 from pipeline.params import Params
 from pipeline.wiki.paragraphs import dump_paragraphs, with_evidence
@@ -21,14 +21,7 @@ def run(params: Params) -> dict:
     if not dump.is_file():
         raise FileNotFoundError(f"wiki.dump: no such file {dump}")
     log = get_logger()
-    evidence_path = None
-    if p.strategyqa_evidence:
-        manifest = read_manifest()
-        reason = skipped(manifest, "strategyqa_paragraphs")
-        if reason:
-            log.warning("StrategyQA evidence paragraphs not added: %s", reason)
-        else:
-            evidence_path = manifest["strategyqa_paragraphs"]["path"]
+    evidence_path = source_path(read_manifest(), "strategyqa_paragraphs") if p.strategyqa_evidence else None
     counts: Counter = Counter()
     paragraphs = dump_paragraphs(dump, counts, log, min_chars=p.min_chars, workers=p.workers,
                                  max_document_bytes=p.max_document_bytes)

@@ -1,5 +1,6 @@
-"""Without the published benchmark files every stage of the three tracks still runs, writes its outputs and
-says it was skipped and why; a malformed file fails instead (it is a mistake, not an absence)."""
+"""The published benchmark files: a missing one fails ``benchmark_sources`` naming every missing file, where to
+get it and its param, and nothing downstream runs on a partial set (one policy, the one ``dvc repro`` applies to
+a missing dep); a malformed file fails naming file and record; present ones are fingerprinted."""
 
 from __future__ import annotations
 
@@ -10,43 +11,58 @@ import pytest
 from flows.benchmark_sources import benchmark_sources_flow
 from flows.difficulty import difficulty_flow
 from flows.quail_baselines import quail_baselines_flow
-from flows.quail_mc import quail_mc_flow
-from flows.strategyqa_contexts import strategyqa_contexts_flow
-from flows.strategyqa_qa import strategyqa_qa_flow
-from tests.params_files import write_params
+from pipeline.stages.benchmark_sources import MissingBenchmarkFiles
+from tests.params_files import project_benchmark_sources, write_params
 
 
-def _params(tmp_path, **sources):
-    base = {"strategyqa_train": "absent/train.json", "strategyqa_eval": "absent/dev.json",
-            "quail_dev": "absent/quail_dev.xml", "quail_challenge": "absent/challenge.jsonl", **sources}
-    write_params(tmp_path / "params.yaml", {"benchmark_sources": base})
+def _sources(shared, **overrides):
+    return project_benchmark_sources(**overrides)
+
+
+def _params(tmp_path, sources):
+    write_params(tmp_path / "params.yaml", {"benchmark_sources": sources})
     return str(tmp_path / "params.yaml")
 
 
-def test_missing_sources_skip_every_stage_with_the_reason(tmp_path, monkeypatch):
+def test_missing_sources_fail_naming_each_and_keep_the_manifest(shared, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    params = _params(tmp_path)
-    manifest = benchmark_sources_flow.fn(params_file=params)
-    assert "absent/quail_dev.xml not found" in manifest["quail_dev"]["skipped"]
-    quail_baselines_flow.fn(params_file=params)
-    quail_mc_flow.fn("full", params_file=params)
-    difficulty_flow.fn(params_file=params)
-    strategyqa_contexts_flow.fn(params_file=params)
-    strategyqa_qa_flow.fn("ir_q", params_file=params)
-    for path in ("reports/quail_baselines.json", "reports/quail_mc_full.json", "reports/difficulty.json"):
-        assert "absent/quail_dev.xml not found" in json.loads((tmp_path / path).read_text())["skipped"], path
-    assert "Skipped: " in (tmp_path / "reports/quail_baselines.md").read_text()
-    assert (tmp_path / "models/quail_mc_full/final/SKIPPED.txt").exists()
-    skipped = json.loads((tmp_path / "reports/strategyqa_qa_ir_q.json").read_text())["skipped"]
-    assert "absent/train.json not found" in skipped
-    assert (tmp_path / "models/strategyqa_ir_q/final/SKIPPED.txt").read_text().startswith("absent/train.json")
+    manifest = tmp_path / "reports/benchmark_sources.json"
+    manifest.parent.mkdir()
+    manifest.write_text('{"from": "the last good run"}')
+    params = _params(tmp_path, _sources(shared, quail_dev="absent/quail_dev.xml", strategyqa_eval="absent/dev.json"))
+    with pytest.raises(MissingBenchmarkFiles) as err:
+        benchmark_sources_flow.fn(params_file=params)
+    text = str(err.value)
+    assert "benchmark_sources.quail_dev: absent/quail_dev.xml not found" in text
+    assert "benchmark_sources.strategyqa_eval: absent/dev.json not found" in text
+    assert "github.com/text-machine-lab/quail" in text and "quail_challenge" not in text
+    assert json.loads(manifest.read_text()) == {"from": "the last good run"}
+    assert not (tmp_path / "metrics").exists()
 
 
-def test_a_malformed_source_fails_the_stage(tmp_path, monkeypatch):
+def test_present_sources_are_fingerprinted(shared, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    manifest = benchmark_sources_flow.fn(params_file=_params(tmp_path, _sources(shared)))
+    assert set(manifest) == {"strategyqa_train", "strategyqa_eval", "quail_dev", "quail_challenge",
+                             "quail_paper_tables", "strategyqa_paragraphs"}
+    assert all(len(entry["sha256"]) == 64 and "skipped" not in entry for entry in manifest.values())
+    assert manifest["strategyqa_eval"]["questions"] == 229
+
+
+def test_a_stage_refuses_a_manifest_without_its_file(tmp_path, monkeypatch):
+    """A manifest from an older version (which recorded a missing file instead of failing) is not read as if
+    the file were there."""
+    from pipeline.common.manifest import source_path
+
+    with pytest.raises(KeyError, match="no checked entry for 'quail_dev'.*dvc repro benchmark_sources"):
+        source_path({"quail_dev": {"path": "absent.xml", "skipped": "absent.xml not found"}}, "quail_dev")
+
+
+def test_a_malformed_source_fails_the_stage(shared, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "broken.xml").write_text("<data><text id='x'>")
     with pytest.raises(ValueError, match="broken.xml: not well-formed XML"):
-        benchmark_sources_flow.fn(params_file=_params(tmp_path, quail_dev="broken.xml"))
+        benchmark_sources_flow.fn(params_file=_params(tmp_path, _sources(shared, quail_dev="broken.xml")))
     assert not (tmp_path / "reports/benchmark_sources.json").exists()
 
 
@@ -65,7 +81,7 @@ def _tiny_quail(path, texts_per_domain=5):
     path.write_text("<data>" + "".join(body) + "</data>")
 
 
-def test_difficulty_with_human_accuracies_runs_the_gap_parts(tmp_path, monkeypatch):
+def test_difficulty_with_human_accuracies_runs_the_gap_parts(shared, tmp_path, monkeypatch):
     """The human side end to end: the flow's gap, easy/hard subsets and per-subset ablations, on a tiny set
     with hand-made predictions (the heuristics run for real; the model stages are stood in by files)."""
     from pipeline.quail.data import load_quail
@@ -73,9 +89,9 @@ def test_difficulty_with_human_accuracies_runs_the_gap_parts(tmp_path, monkeypat
 
     monkeypatch.chdir(tmp_path)
     _tiny_quail(tmp_path / "dev.xml")
+    _tiny_quail(tmp_path / "challenge.xml", texts_per_domain=2)
     write_params(tmp_path / "params.yaml", {
-        "benchmark_sources": {"strategyqa_train": "absent.json", "strategyqa_eval": "absent.json",
-                              "quail_dev": "dev.xml", "quail_challenge": "absent.jsonl"},
+        "benchmark_sources": _sources(shared, quail_dev="dev.xml", quail_challenge="challenge.xml"),
         "quail": {"train_share": 0.6, "seed": 1},
         "difficulty": {"human_accuracies": "humans.json", "models": ["mc_full"]},
     })
@@ -85,7 +101,7 @@ def test_difficulty_with_human_accuracies_runs_the_gap_parts(tmp_path, monkeypat
     from pipeline.params import load_params
     from pipeline.quail.sets import heldout_dev, quail_sets
 
-    sets, train, _ = quail_sets(load_params(params).quail)
+    sets, train = quail_sets(load_params(params).quail)
     held = heldout_dev(sets, train)
     assert len(held) == 8 and {q.text_id for q in held}.isdisjoint({q.text_id for q in train})
     # mc_full right on every other held-out question; humans always right -> gaps 0 (easy) and 100 (hard)
