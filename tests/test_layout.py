@@ -298,3 +298,30 @@ def test_moving_an_output_is_one_edit(repo, tmp_path):
     assert res.returncode == 0, res.stderr
     assert (copy / "reports/checked/params.json").is_file()
     assert not (copy / "reports/params_check.json").exists()
+
+
+# modules that run stages or tools and so read params.yaml: the stages, their flows, the experiment tools, and
+# the training launcher (a torchrun rank rebuilds the stage's recipe from the params in its launch spec)
+PARAMS_READERS = ("pipeline/stages/", "flows/", "pipeline/experiments/", "pipeline/params.py",
+                  "pipeline/training/launch.py", "pipeline/training/join.py")
+
+
+def test_library_code_takes_values_not_the_params_file(repo):
+    """Library functions take plain values (or the validated section they are configured by, a value
+    object); only stages (and tools, and a module's own command line, ``main``) read params.yaml or the whole
+    ``Params``, so library code runs on any settings and the file is read in one kind of place."""
+    wrong = []
+    for path in _code_files(repo):
+        rel = str(path.relative_to(repo))
+        if rel.startswith(PARAMS_READERS):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        mains = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "main"
+                 for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "pipeline.params" and id(node) not in mains:
+                bad = [a.name for a in node.names if a.name in ("Params", "load_params", "project_section",
+                                                                "DEFAULT_PARAMS_FILE", "PROJECT_PARAMS_FILE")]
+                if bad:
+                    wrong.append(f"{rel}:{node.lineno} imports {', '.join(bad)}")
+    assert not wrong, "\n".join(wrong)

@@ -38,7 +38,7 @@ def _system_predictions() -> dict[str, dict[str, dict[str, int]]]:
 
 def run(params: Params) -> dict:
     p = params.difficulty
-    sets, train = quail_sets(params.quail)
+    sets, train = quail_sets(params.quail.train_share, params.quail.seed)
     questions = heldout_dev(sets, train)
     predictions = _system_predictions()
     human = load_human_accuracies(p.human_accuracies) if p.human_accuracies else None

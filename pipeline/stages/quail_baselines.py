@@ -43,7 +43,7 @@ def _sentence_index(path: Path) -> TantivyBackend:
 
 def run(params: Params) -> dict:
     p = params.quail
-    sets, train = quail_sets(p)
+    sets, train = quail_sets(p.train_share, p.seed)
     paper_tables = source_path(read_manifest(), "quail_paper_tables")
     reference = load_reference(paper_tables)
     share = unanswerable_share(train)

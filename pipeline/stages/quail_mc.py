@@ -44,7 +44,7 @@ def training_call(params: Params, variant: str) -> QuailTraining:
     if variant not in VARIANTS:
         raise ValueError(f"unknown input variant {variant!r}; one of {', '.join(VARIANTS)}")
     p = params.quail_mc
-    sets, train = quail_sets(params.quail)
+    sets, train = quail_sets(params.quail.train_share, params.quail.seed)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(p.model_name_or_path))
     # the checkpoint is chosen on texts carved out of the training share (by text, per domain, seeded): the
     # held-out dev texts the figures are reported on stay unseen
