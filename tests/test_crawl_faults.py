@@ -13,6 +13,7 @@ from pathlib import Path
 from pipeline.crawl.run import run_crawl
 from pipeline.params import project_section
 from pipeline.wayback.archive import ArchiveEndpoints
+from tests.extract_helpers import LIMITS
 from tests.fake_archive import FakeArchive
 
 FAST = project_section("crawl", requests_per_minute=0, retries=3, backoff_base_s=0.2, backoff_max_s=3, timeout_s=2,
@@ -40,7 +41,7 @@ def test_faults_are_retried_with_backoff_and_final_failures_recorded(tmp_path):
                      cdx={"uk-10000007": "20170105000000"}) as archive:
         stats = run_crawl(_captures(tmp_path / "captures.jsonl", stories), tmp_path / "work",
                           tmp_path / "pages.warc.gz", tmp_path / "index.jsonl", tmp_path / "failures.jsonl",
-                          _endpoints(archive), FAST, project_section("discover"))
+                          _endpoints(archive), FAST, project_section("discover"), LIMITS)
     index = [json.loads(line) for line in (tmp_path / "index.jsonl").open()]
     stored = {r["key"].rsplit("/", 1)[1]: r for r in index}
     assert set(stored) == {"uk-10000001", "uk-10000002", "uk-10000003", "uk-10000004", "uk-10000005", "uk-10000007"}
@@ -61,12 +62,14 @@ RUNNER = """
 import sys, json
 from pathlib import Path
 from pipeline.crawl.run import run_crawl
+from pipeline.nlquad.extract import PageLimits
 from pipeline.params import project_section
 from pipeline.wayback.archive import ArchiveEndpoints
 base, work, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 p = project_section("crawl", requests_per_minute=0, concurrency=1, follow_depth=0, retries=1, backoff_base_s=0.1)
 run_crawl(out / "captures.jsonl", work, out / "pages.warc.gz", out / "index.jsonl", out / "failures.jsonl",
-          ArchiveEndpoints(base + "/cdx", base + "/{timestamp}id_/{url}"), p, project_section("discover"))
+          ArchiveEndpoints(base + "/cdx", base + "/{timestamp}id_/{url}"), p, project_section("discover"),
+          PageLimits.of(project_section("extract")))
 """
 
 
@@ -108,7 +111,7 @@ def test_a_redirect_off_the_archive_is_not_followed(tmp_path):
     with FakeArchive(behaviours) as archive:
         stats = run_crawl(_captures(tmp_path / "captures.jsonl", sorted(behaviours)), tmp_path / "work",
                           tmp_path / "pages.warc.gz", tmp_path / "index.jsonl", tmp_path / "failures.jsonl",
-                          _endpoints(archive), FAST, project_section("discover"))
+                          _endpoints(archive), FAST, project_section("discover"), LIMITS)
     stored = {json.loads(line)["key"].rsplit("/", 1)[1] for line in (tmp_path / "index.jsonl").open()}
     assert stored == {"uk-10000012"}  # a redirect to another capture of the archive is still followed
     failures = [json.loads(line) for line in (tmp_path / "failures.jsonl").open()]

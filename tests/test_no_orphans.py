@@ -61,13 +61,14 @@ def test_scrapy_dies_with_a_killed_crawl(tmp_path, repo):
         proc = _runner(f"""
             from pathlib import Path
             from pipeline.crawl.run import run_crawl
+            from pipeline.nlquad.extract import PageLimits
             from pipeline.params import project_section
             from pipeline.wayback.archive import ArchiveEndpoints
             p = project_section("crawl", requests_per_minute=0, concurrency=1, follow_depth=0, retries=1)
             out = Path({str(tmp_path)!r})
             run_crawl(out / "captures.jsonl", out / "work", out / "pages.warc.gz", out / "index.jsonl",
                       out / "failures.jsonl", ArchiveEndpoints("{archive.base}/cdx", "{archive.base}/{{timestamp}}id_/{{url}}"),
-                      p, project_section("discover"))
+                      p, project_section("discover"), PageLimits.of(project_section("extract")))
         """, repo, tmp_path)
         index = tmp_path / "work" / "index.jsonl"
         _wait_for(lambda: index.exists() and len(index.read_text().splitlines()) >= 2)

@@ -19,6 +19,7 @@ from filelock import FileLock
 
 from pipeline.common.runtime import free_port, stop_process_group
 from tests.conftest import prefect_server, venv_bin
+from tests.params_files import project_benchmark_sources, write_params
 
 
 def _tiny_dvc_repo(root: Path, fail: bool = False) -> Path:
@@ -190,12 +191,13 @@ def test_make_serve_with_its_own_server_completes_a_scheduled_run(tmp_path, repo
         log.close()
 
 
-def test_a_stage_run_is_named_after_its_stage_and_tagged_with_its_rebuild(prefect_api, tmp_path, repo):
+def test_a_stage_run_is_named_after_its_stage_and_tagged_with_its_rebuild(prefect_api, tmp_path, repo, shared):
     """What a rebuild's `dvc repro` starts: `python -m flows.<stage> [variant]` with the rebuild's run id in
     QA_PIPELINE_PARENT_RUN. The run is named `stage` (or `stage@variant`), not a random name, and tagged
     `rebuild:<id>`, so the UI lists one rebuild's stages with one filter."""
     env = dict(_env(prefect_api), QA_PIPELINE_PARENT_RUN="0f0f-test-parent")
-    res = subprocess.run([sys.executable, "-m", "flows.benchmark_sources", "--params", str(repo / "params.yaml")],
+    params = write_params(tmp_path / "params.yaml", {"benchmark_sources": project_benchmark_sources()})
+    res = subprocess.run([sys.executable, "-m", "flows.benchmark_sources", "--params", params],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     body = {"flow_runs": {"tags": {"all_": ["rebuild:0f0f-test-parent"]}}}

@@ -80,9 +80,7 @@ def test_context_gives_way_to_the_length_limit_not_the_question():
     assert tok.decode(feats.input_ids[0][:8]).startswith("[CLS] is the sky green today?")
 
 
-def test_missing_source_is_skipped_and_a_broken_one_fails(tmp_path):
-    entry = describe("strategyqa_train", str(tmp_path / "train.json"))
-    assert "train.json not found" in entry["skipped"] and "benchmark_sources.strategyqa_train" in entry["skipped"]
+def test_a_broken_source_fails_naming_the_file(tmp_path):
     (tmp_path / "train.json").write_text("{not json")
     with pytest.raises(ValueError, match="train.json: not valid JSON"):
         describe("strategyqa_train", str(tmp_path / "train.json"))
