@@ -78,3 +78,16 @@ def test_many_experiments_stay_within_the_width_and_say_what_is_left_out():
     text = render(cols, width=160)
     assert max(map(len, text.splitlines())) <= 160
     assert "more experiment(s) past 160 columns" in text
+
+
+def test_the_layout_file_is_not_a_param_row():
+    """DVC lists dvc.yaml's vars file (paths.yaml) among the params; it says where outputs live, not how an
+    experiment differs, so it is not a row even with --all."""
+    from pipeline.experiments.table import columns
+
+    entry = {"rev": "workspace", "data": {
+        "params": {"params.yaml": {"data": {"quail": {"pmi_window": 5}}},
+                   "paths.yaml": {"data": {"paths": {"split": {"report": "reports/split.json"}}}}},
+        "metrics": {"metrics/quail/pmi.json": {"data": {"acc": 30.1}}}}}
+    [(name, values)] = columns([entry])
+    assert name == "workspace" and values == {"quail.pmi_window": 5, "quail/pmi:acc": 30.1}

@@ -18,7 +18,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from pipeline.common.layout import PATHS
+
+from pipeline.common.layout import LAYOUT_FILE, PATHS
 
 NAME_WIDTH = 44
 MIN_COLUMN = 9
@@ -46,6 +47,8 @@ def columns(exp_show: list[dict]) -> list[tuple[str, dict[str, Any]]]:
         data = entry.get("data") or {}
         values: dict[str, Any] = {}
         for file, content in (data.get("params") or {}).items():
+            if file == LAYOUT_FILE.name:  # DVC lists dvc.yaml's vars file as params: it is where outputs live
+                continue
             for key, value in _flatten("", (content or {}).get("data") or {}):
                 values[key if file == "params.yaml" else f"{file}:{key}"] = value
         for file, content in (data.get("metrics") or {}).items():
