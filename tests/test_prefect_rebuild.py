@@ -298,10 +298,12 @@ def test_a_stage_stopped_by_a_signal_is_cancelled_not_crashed(prefect_api, tmp_p
             if "started" in line:
                 break
         proc.send_signal(sig)
-        proc.wait(timeout=120)
+        # read on while it stops: a child whose output fills the pipe would block on its next write
+        output, _ = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
+    assert proc.returncode != 0, output[-3000:]
     body = {"flow_runs": {"tags": {"all_": [f"rebuild:stop-{sig.name}"]}}}
     runs = httpx.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
     assert [(r["name"], r["state_type"]) for r in runs] == [("slow_stage", "CANCELLED")], runs
