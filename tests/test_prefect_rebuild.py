@@ -299,7 +299,14 @@ def test_a_stage_stopped_by_a_signal_is_cancelled_not_crashed(prefect_api, tmp_p
                 break
         proc.send_signal(sig)
         # read on while it stops: a child whose output fills the pipe would block on its next write
-        output, _ = proc.communicate(timeout=120)
+        try:
+            output, _ = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired as exc:
+            import psutil  # what the stage and its threads were doing, for the next reader of this failure
+
+            threads = psutil.Process(proc.pid).threads() if psutil.pid_exists(proc.pid) else []
+            raise AssertionError(f"the stage did not stop within 120 s of {sig.name} ({len(threads)} threads); "
+                                 f"its output:\n{(exc.output or b'').decode('utf-8', 'replace')[-4000:]}") from None
     finally:
         if proc.poll() is None:
             proc.kill()
