@@ -22,7 +22,7 @@ from pipeline.crawl.run import run_crawl
 from pipeline.nlquad.articles import extract_articles
 from pipeline.nlquad.discover import discover
 from pipeline.params import project_section
-from pipeline.sample import WARC_NAME, build_sample
+from pipeline.sample.build import WARC_NAME, build_sample
 from pipeline.wayback.archive import ArchiveEndpoints
 from pipeline.wayback.cdx import CdxClient
 from pipeline.wayback.pywb_server import LocalPywb

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from benchmarks._common import scaled_dump, write_result
 from pipeline.params import project_section
-from pipeline.sample import DUMP_NAME, build_sample
+from pipeline.sample.build import DUMP_NAME, build_sample
 
 CHILD = """
 import sys, json

@@ -18,7 +18,7 @@ import tantivy
 
 from benchmarks._common import write_result
 from pipeline.params import project_section
-from pipeline.sample import DUMP_NAME, build_sample
+from pipeline.sample.build import DUMP_NAME, build_sample
 from pipeline.search.analysis import ANALYZER, tantivy_analyzer
 from pipeline.search.tantivy_backend import TantivyBackend, _schema
 from pipeline.wiki.paragraphs import dump_paragraphs

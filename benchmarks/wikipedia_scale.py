@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
         dump = args.dump
         if dump is None:
             from pipeline.params import project_section
-            from pipeline.sample import DUMP_NAME, build_sample
+            from pipeline.sample.build import DUMP_NAME, build_sample
 
             build_sample(project_section("sample"), tmp / "sample")
             dump = tmp / "sample" / DUMP_NAME

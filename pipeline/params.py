@@ -5,13 +5,17 @@ first stage that runs rather than silently falling back to a default (pydantic `
 message names the dotted key path and what is allowed there, because "validation error" alone sends a
 researcher hunting through a 100-line YAML file.
 
+A section that configures one library (the sample builder, the archive, discovery and extraction, the crawler,
+the search backends, the training loop) is defined next to that code, in its package's ``config`` module, and
+composed here: the library takes its own section and never imports this schema; the sections only stages read
+are defined here.
+
 ``python -m pipeline.params --check [FILE]`` validates without running anything.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import difflib
 import re
 import sys
@@ -22,205 +26,39 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
     model_validator,
 )
 
+from pipeline.common.strict_model import StrictModel
+from pipeline.crawl.config import CrawlParams
+from pipeline.nlquad.config import DiscoverParams, ExtractParams
+from pipeline.sample.config import SampleParams
+from pipeline.search.config import SearchParams
+from pipeline.training.config import TrainBudget
+from pipeline.wayback.config import ArchiveParams
+
 DEFAULT_PARAMS_FILE = Path("params.yaml")
-# The values live in params.yaml only (the file DVC tracks); the models below hold types and limits, no defaults,
-# so a key missing from the file is an error that names it rather than a silent second default.
+# The values live in params.yaml only (the file DVC tracks); the section models hold types and limits, no
+# defaults, so a key missing from the file is an error that names it rather than a silent second default.
 PROJECT_PARAMS_FILE = Path(__file__).resolve().parents[1] / "params.yaml"
-
-
-def _is_number_type(annotation: Any) -> bool:
-    """``int``/``float`` or an optional of one (``bool`` itself is not a number here)."""
-    if annotation in (int, float):
-        return True
-    args = getattr(annotation, "__args__", ())
-    return bool(args) and all(a in (int, float, type(None)) for a in args) and any(a in (int, float) for a in args)
-
-
-class StrictModel(BaseModel):
-    """Base for every params section: unknown keys are errors, values are immutable once loaded, and
-    ``true``/``false`` are not numbers (pydantic would read ``batch_size: true`` as 1)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_booleans_for_numbers(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            for name, field in cls.model_fields.items():
-                if isinstance(data.get(name), bool) and _is_number_type(field.annotation):
-                    raise ValueError(f"{name}: expected a number, got {str(data[name]).lower()}")
-        return data
-
-
-class SampleParams(StrictModel):
-    """The offline sample sources (``sample`` stage): archived BBC pages and a CirrusSearch dump."""
-
-    seed: int
-    n_articles: int = Field(ge=10, le=5000, description="distinct BBC article pages to write")
-    duplicate_captures: int = Field(ge=0, description="extra captures of already written articles")
-    cross_domain_duplicates: int = Field(ge=0, description="articles also captured under bbc.com")
-    non_article_pages: int = Field(ge=0, description="index, video, live and picture-gallery captures")
-    out_of_range_captures: int = Field(ge=0, description="captures outside [start, end], to test range filters")
-    start: dt.date
-    end: dt.date
-    sections_per_article: tuple[int, int]
-    question_heading_share: float = Field(ge=0.0, le=1.0)
-    bullet_section_share: float = Field(ge=0.0, le=1.0)
-    links_per_article: tuple[int, int]
-    wiki_articles: int | None = Field(
-        ge=1, description="vital articles in the CirrusSearch dump; null = all 10,033"
-    )
-    strategyqa_questions: int = Field(ge=0, description="generated StrategyQA-format questions")
-
-    @model_validator(mode="after")
-    def _check_ranges(self) -> "SampleParams":
-        if self.start >= self.end:
-            raise ValueError(f"start ({self.start}) must be before end ({self.end})")
-        for name in ("sections_per_article", "links_per_article"):
-            lo, hi = getattr(self, name)
-            if not 0 <= lo <= hi:
-                raise ValueError(f"{name} must be [low, high] with 0 <= low <= high, got {[lo, hi]}")
-        return self
-
-
-class ArchiveParams(StrictModel):
-    """Where discover and crawl read captures: ``local`` (pywb over WARC files) or a Wayback base URL."""
-
-    endpoint: str = Field(description="'local' or e.g. https://web.archive.org")
-    local_warcs: list[str]
-    collection: str = Field(description="pywb collection name: letters, digits, '_' and '-'")
-
-    @field_validator("collection")
-    @classmethod
-    def _check_collection(cls, value: str) -> str:
-        # a name, never a path: the pywb helper rebuilds <root>/collections/<name>
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}", value):
-            raise ValueError("must be a plain name of letters, digits, '_' and '-' (not a path)")
-        return value
-
-    @field_validator("endpoint")
-    @classmethod
-    def _check_endpoint(cls, value: str) -> str:
-        if value != "local" and not value.startswith(("http://", "https://")):
-            raise ValueError("must be 'local' or an http(s) URL such as https://web.archive.org")
-        return value
-
-
-class DiscoverParams(StrictModel):
-    """CDX discovery of BBC News article captures (``discover`` stage)."""
-
-    url_prefixes: list[str]
-    start: dt.date
-    end: dt.date
-    article_pattern: str = Field(description="the article URL paths to collect (a regular expression)")
-    exclude_pattern: str | None = Field(description="more paths to leave out, beyond the sections that are never "
-                                                    "articles (pipeline/nlquad/bbc_urls.py); null = none")
-    limit: int | None = Field(ge=1, description="stop after this many article captures; null = all")
-    page_size: int = Field(ge=1)
-
-    @field_validator("article_pattern", "exclude_pattern")
-    @classmethod
-    def _check_regex(cls, value: str | None) -> str | None:
-        if value is None:
-            return value
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from None
-        return value
-
-    @model_validator(mode="after")
-    def _check_dates(self) -> "DiscoverParams":
-        if self.start > self.end:
-            raise ValueError(f"start ({self.start}) must not be after end ({self.end})")
-        return self
-
-
-class CrawlParams(StrictModel):
-    """The Scrapy crawl of discovered captures (``crawl`` stage)."""
-
-    requests_per_minute: float = Field(ge=0, description="hard average rate; 0 lifts the limit")
-    autothrottle: bool
-    concurrency: int = Field(ge=1, le=64)
-    retries: int = Field(ge=0)
-    backoff_base_s: float = Field(ge=0)
-    backoff_max_s: float = Field(ge=0)
-    timeout_s: float = Field(gt=0)
-    follow_depth: int = Field(ge=0, description="links followed from article bodies, in hops")
-    contact: str | None = Field(description="an e-mail or URL the archive can reach you at, sent in the User-Agent; "
-                                            "required when archive.endpoint is a live archive")
-
-
-class ExtractParams(StrictModel):
-    """Extraction and de-duplication of crawled pages (``extract`` stage)."""
-
-    keep: Literal["earliest", "latest"] = Field(
-        description="which capture of a duplicated article is kept: the first as published, or the last edit")
-    min_words: int = Field(ge=0)
-    max_page_bytes: int = Field(ge=1, description="larger pages are rejected as too_large")
-    max_depth: int = Field(ge=10, description="deeper element nesting is rejected as too_deep (BBC pages: < 30)")
-    max_elements: int = Field(ge=1000, description="pages of more elements are rejected as too_many_elements "
-                                                   "(the real BBC fixtures: at most 1,405)")
-    max_sections: int = Field(ge=1, description="pages of more sub-headed sections are rejected as "
-                                                "too_many_sections")
-    bad_records: Literal["fail", "skip"] = Field(
-        description="an unreadable WARC record fails the stage (file and offset named); skip: go on and "
-                            "list the lost records in reports/extract.json")
 
 
 class WikiParams(StrictModel):
     """Paragraphs from a CirrusSearch content dump (``wiki_paragraphs`` stage)."""
 
-    dump: str = Field(
-                      description="a *-cirrussearch-content.json.gz; live: a dumps.wikimedia.org file")
+    dump: str = Field(description="a *-cirrussearch-content.json.gz; live: a dumps.wikimedia.org file")
     min_chars: int = Field(ge=1, description="shorter paragraphs are dropped")
     strategyqa_evidence: bool = Field(
-        description="add StrategyQA's evidence paragraphs (benchmark_sources.strategyqa_paragraphs) to the "
-                          "corpus, replacing a dump paragraph of the same id; false for a full 2020-05-11 dump, "
-                          "which holds them already")
+        description="add StrategyQA's evidence paragraphs (benchmark_sources.strategyqa_paragraphs) to the corpus, "
+                    "replacing a dump paragraph of the same id; false for a full 2020-05-11 dump, which holds them "
+                    "already")
     workers: int = Field(ge=0, le=1024, description="processes parsing wikitext; 0 = every core. The output "
                                                     "is the same for any count (articles keep dump order)")
     max_document_bytes: int = Field(ge=1000, description="a dump line (one document) longer than this is "
                                                          "skipped, counted as oversized_documents")
-
-
-class SearchParams(StrictModel):
-    """The search backend (``index`` and ``retrieve`` stages, and the QuAIL IR solver)."""
-
-    backend: Literal["embedded", "elasticsearch"]
-    es_urls: list[str] = Field(min_length=1, description="the cluster's nodes; overridden by $QA_PIPELINE_ES_URL")
-    es_alias: str
-    es_shards: int = Field(ge=1, description="more than 1: searched with dfs_query_then_fetch (global BM25 statistics)")
-    es_replicas: int = Field(ge=0, description="copies of each shard on other nodes, added after the bulk load")
-    es_timeout_s: float = Field(gt=0)
-    es_bulk_chunk: int = Field(ge=1)
-    es_bulk_threads: int = Field(ge=1, le=64, description="parallel_bulk threads sending chunks at once")
-    es_bulk_retries: int = Field(ge=0)
-    index_threads: int = Field(ge=1, le=64, description="tantivy writer threads; 1 gives a byte-identical index "
-                                                         "(DVC sees no change on a rebuild), more are faster")
-
-    @field_validator("es_urls")
-    @classmethod
-    def _no_credentials_in_url(cls, value: list[str]) -> list[str]:
-        # params.yaml is committed and recorded in dvc.lock: a password here would be published
-        # Any "@" is refused, not only one in the host part as a URL parser reads it: a password holding "/",
-        # "#" or "?" moves the parser's host boundary before the "@". An ES URL needs no "@" anywhere. The
-        # URL itself is never echoed when it is refused for this.
-        for i, url in enumerate(value):
-            if "@" in url:
-                raise ValueError(f"entry {i + 1} must not contain credentials; set QA_PIPELINE_ES_USER/"
-                                 "QA_PIPELINE_ES_PASSWORD or QA_PIPELINE_ES_API_KEY in the environment (or `dvc exp "
-                                 "run` with them exported)")
-            if not url.lower().startswith(("http://", "https://")):
-                raise ValueError(f"{url!r} is not an http(s) URL such as http://127.0.0.1:9200")
-        return value
 
 
 class _DecompositionSource(StrictModel):
@@ -240,8 +78,7 @@ class _DecompositionSource(StrictModel):
 class RetrieveParams(_DecompositionSource):
     """StrategyQA retrieval (``retrieve`` stage)."""
 
-    questions: str = Field(
-                           description="StrategyQA-format JSON; e.g. ../shared/data/strategyqa/dev.json")
+    questions: str = Field(description="StrategyQA-format JSON; e.g. ../shared/data/strategyqa/dev.json")
 
 
 class SplitParams(StrictModel):
@@ -267,24 +104,6 @@ class NLQuADBaselineParams(StrictModel):
     window_words: int = Field(ge=1)
     seed: int
     eval_split: Literal["dev", "test"]
-
-
-class TrainBudget(StrictModel):
-    """What every fine-tuned model shares: length, budget, optimiser, seed and device."""
-
-    max_seq_len: int = Field(ge=32)
-    batch_size: int = Field(ge=1)
-    learning_rate: float = Field(gt=0)
-    weight_decay: float = Field(ge=0)
-    warmup_ratio: float = Field(ge=0, lt=1)
-    max_steps: int = Field(ge=1, description="small on CPU; raise on a GPU")
-    checkpoint_every: int = Field(ge=1)
-    seed: int
-    device: Literal["auto", "cpu", "cuda"]
-    eval_every: int = Field(ge=1, description="steps between dev evaluations (and one at the last step)")
-    select_metric: str = Field(description="the dev figure the kept checkpoint is chosen by (higher is better)")
-    patience: int = Field(ge=0, description="dev evaluations without improvement before training stops; 0 = never")
-    eval_batch_size: int = Field(ge=1, description="batch size of dev evaluation and prediction")
 
 
 class _FineTuneParams(TrainBudget):
@@ -332,13 +151,10 @@ class BenchmarkSourcesParams(StrictModel):
 
     strategyqa_train: str
     strategyqa_eval: str
-    quail_dev: str = Field(
-                           description="QuAIL dev, .xml or .jsonl")
+    quail_dev: str = Field(description="QuAIL dev, .xml or .jsonl")
     quail_challenge: str = Field(description=".xml or .jsonl")
-    quail_paper_tables: str = Field(
-                                    description="the QuAIL paper's Tables 3-5, transcribed")
-    strategyqa_paragraphs: str = Field(
-                                       description="StrategyQA's evidence paragraphs (2020-05-11 Wikipedia)")
+    quail_paper_tables: str = Field(description="the QuAIL paper's Tables 3-5, transcribed")
+    strategyqa_paragraphs: str = Field(description="StrategyQA's evidence paragraphs (2020-05-11 Wikipedia)")
 
 
 class StrategyQAParams(TrainBudget, _DecompositionSource):
@@ -350,8 +166,8 @@ class StrategyQAParams(TrainBudget, _DecompositionSource):
     dev_share: float = Field(gt=0, lt=1, description="training questions held out (seeded) to choose the "
                                                       "checkpoint; the eval set is never seen in training")
     gold_paragraphs: str | None = Field(
-        description="paragraph texts the evidence ids refer to (ORA-P): a paragraphs .json or .jsonl; "
-                          "null: benchmark_sources.strategyqa_paragraphs (the official release's texts)")
+        description="paragraph texts the evidence ids refer to (ORA-P): a paragraphs .json or .jsonl; null: "
+                    "benchmark_sources.strategyqa_paragraphs (the official release's texts)")
 
 
 class QuailParams(StrictModel):
@@ -362,13 +178,13 @@ class QuailParams(StrictModel):
     pmi_window: int = Field(ge=1, description="words between co-occurring n-grams")
     pmi_max_ngram: int = Field(ge=1)
     pmi_stop_word_ngrams: bool = Field(
-        description="count n-grams made only of stop words (Clark et al.'s PMI solver, the paper's); "
-                          "false drops them")
+        description="count n-grams made only of stop words (Clark et al.'s PMI solver, the paper's); false drops "
+                    "them")
     ir_require_overlap: bool = Field(
-        description="a sentence counts for an option only if it shares a non-stop word with the question "
-                          "and one with the option (Clark et al.'s IR solver, the paper's)")
-    word_vectors: str = Field(description="PyPI package with the AvgCos/LSTM word vectors "
-                                                                "(GloVe 6B 50-d stands in for FastText CommonCrawl)")
+        description="a sentence counts for an option only if it shares a non-stop word with the question and one "
+                    "with the option (Clark et al.'s IR solver, the paper's)")
+    word_vectors: str = Field(description="PyPI package with the AvgCos/LSTM word vectors (GloVe 6B 50-d stands "
+                                          "in for FastText CommonCrawl)")
     lstm_hidden: int = Field(ge=1, description="BiLSTM state size of the LSTM baseline")
 
 
@@ -386,8 +202,8 @@ class QuailMCParams(TrainBudget):
 class DifficultyParams(StrictModel):
     """Question-difficulty analysis (``difficulty`` stage)."""
 
-    human_accuracies: str | None = Field(
-        description="per-question human accuracy (json {qid: acc} or jsonl); null: model side only")
+    human_accuracies: str | None = Field(description="per-question human accuracy (json {qid: acc} or jsonl); "
+                                                     "null: model side only")
     models: list[str] = Field(min_length=1,
                               description="systems whose per-question correctness is averaged into model accuracy")
 

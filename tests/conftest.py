@@ -41,7 +41,7 @@ def small_sample_params():
 @pytest.fixture(scope="session")
 def small_sample(tmp_path_factory, small_sample_params) -> Path:
     """A 40-article sample (and a 300-article dump) built once for the whole test session."""
-    from pipeline.sample import build_sample
+    from pipeline.sample.build import build_sample
 
     out = tmp_path_factory.mktemp("sample")
     build_sample(small_sample_params, out)

@@ -205,6 +205,25 @@ def test_selection_and_early_stopping_work_under_torchrun(no_dropout_model, tmp_
     assert len((tmp_path / "dvclive/span_window/plots/metrics/train/loss.tsv").read_text().splitlines()) == 1 + 2
 
 
+def test_a_launching_stage_tokenizes_nothing_itself(no_dropout_model, tmp_path, monkeypatch):
+    """The stage's own process only waits for torchrun: the call's arguments (windows, the dev set) are built
+    by the processes that train, so the launching process never tokenizes a copy nobody uses."""
+    from pipeline.training import launch
+
+    params = _workspace(tmp_path, no_dropout_model, _dist(nproc_per_node=2))
+    cut: list[str] = []
+    windows = span_qa.windows
+    monkeypatch.setattr(span_qa, "windows", lambda tok, kind, split, labelled: cut.append(split)
+                        or windows(tok, kind, split, labelled))
+    monkeypatch.setattr(launch, "_launch", lambda stage, variant, p, out_dir: {"launched": [stage, variant,
+                                                                                          str(out_dir)]})
+    monkeypatch.chdir(tmp_path)
+    prepared, stats = launch.run_training(span_qa.training_call, params, "span_window")
+    assert stats == {"launched": ["span_qa", "span_window", "models/span_window"]} and cut == []
+    args = prepared.call.arguments()  # what each worker builds when it trains
+    assert cut == ["train", "dev"] and len(args["feats"]) > 0 and "out_dir" not in args
+
+
 def test_a_worker_rebuilds_only_what_the_spec_names(tmp_path, monkeypatch):
     """What a worker reads is data: a stage module name, a variant and params that pass the schema, in this
     user's private file, for this run; anything else is refused before a module is imported."""

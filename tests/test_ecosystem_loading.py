@@ -23,7 +23,7 @@ def nlquad_export(small_sample, tmp_path_factory):
     from pipeline.nlquad.build import build_dataset
     from pipeline.nlquad.extract import Extraction, Section
     from pipeline.nlquad.hf_export import write_hf_export
-    from pipeline.sample import WARC_NAME
+    from pipeline.sample.build import WARC_NAME
     from pipeline.nlquad.split import split_dataset
 
     rows, _ = extract_articles(small_sample / WARC_NAME, project_section("extract"))

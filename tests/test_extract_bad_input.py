@@ -12,7 +12,7 @@ from pipeline.nlquad import articles
 from pipeline.nlquad.articles import CorruptWarcError, extract_articles, iter_warc_pages
 from tests.extract_helpers import extract_page
 from pipeline.params import project_section
-from pipeline.sample import WARC_NAME
+from pipeline.sample.build import WARC_NAME
 from tests.params_files import write_params
 
 URL = "https://www.bbc.co.uk/news/uk-12345678"

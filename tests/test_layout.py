@@ -92,7 +92,7 @@ def test_entries_inside_a_folder_agree_with_the_code_that_names_them(repo):
     one without the other fails now rather than at ``dvc repro``. The params that default to the sample's
     files (the inputs a user swaps for real data) must name the same files."""
     from pipeline.params import load_params
-    from pipeline.sample import DUMP_NAME, STRATEGYQA_NAME, WARC_NAME
+    from pipeline.sample.build import DUMP_NAME, STRATEGYQA_NAME, WARC_NAME
     from pipeline.training.finetune import FINAL_DIR
 
     sample = PATHS.sample
@@ -307,9 +307,10 @@ PARAMS_READERS = ("pipeline/stages/", "flows/", "pipeline/experiments/", "pipeli
 
 
 def test_library_code_takes_values_not_the_params_file(repo):
-    """Library functions take plain values (or the validated section they are configured by, a value
-    object); only stages (and tools, and a module's own command line, ``main``) read params.yaml or the whole
-    ``Params``, so library code runs on any settings and the file is read in one kind of place."""
+    """Library functions take plain values (or the section they are configured by, defined in their own
+    package's ``config`` module); only stages (and tools, and a module's own command line, ``main``) import the
+    schema, read params.yaml or the whole ``Params``, so library code runs on any settings and the file is read
+    in one kind of place."""
     wrong = []
     for path in _code_files(repo):
         rel = str(path.relative_to(repo))
@@ -320,8 +321,22 @@ def test_library_code_takes_values_not_the_params_file(repo):
                  for n in ast.walk(f)}
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module == "pipeline.params" and id(node) not in mains:
-                bad = [a.name for a in node.names if a.name in ("Params", "load_params", "project_section",
-                                                                "DEFAULT_PARAMS_FILE", "PROJECT_PARAMS_FILE")]
-                if bad:
-                    wrong.append(f"{rel}:{node.lineno} imports {', '.join(bad)}")
+                wrong.append(f"{rel}:{node.lineno} imports {', '.join(a.name for a in node.names)} from the schema")
+            elif isinstance(node, ast.Import) and any(a.name == "pipeline.params" for a in node.names):
+                wrong.append(f"{rel}:{node.lineno} imports the schema")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_schema_imports_only_section_models(repo):
+    """Every stage validates the whole params.yaml, so every module the schema imports is a code dep of every
+    stage: it may import the sections' ``config`` modules (types and limits only) and nothing that does work,
+    or an edit to a sample template would rerun the whole pipeline."""
+    code = ("import sys, pipeline.params\n"
+            "print('\\n'.join(sorted(m for m in sys.modules if m == 'pipeline' or m.startswith('pipeline.'))))")
+    res = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True)
+    loaded = set(res.stdout.split())
+    allowed = {"pipeline", "pipeline.params", "pipeline.common", "pipeline.common.strict_model"}
+    extra = sorted(m for m in loaded - allowed
+                   if not (m.endswith(".config") or f"{m}.config" in loaded))  # a config module's package
+    assert not extra, f"pipeline.params imports modules that are not section models: {extra}"
+    assert {m for m in loaded if m.endswith(".config")} >= {"pipeline.sample.config", "pipeline.training.config"}

@@ -16,7 +16,7 @@ from pipeline.nlquad.build import (
 from pipeline.nlquad.discover import select_captures
 from pipeline.nlquad.extract import Extraction, Section, clean
 from pipeline.params import project_section
-from pipeline.sample import WARC_NAME
+from pipeline.sample.build import WARC_NAME
 from pipeline.wayback.cdx import CdxCapture, parse_cdx_json
 from tests.extract_helpers import extract_page
 
@@ -124,7 +124,7 @@ def test_cdx_formats_and_capture_selection():
 def test_a_2016_to_2026_sample_builds_discovers_and_extracts(tmp_path):
     """Date ranges past the paper's 2020: the sample, discovery's range filter and the extractor all hold."""
     from pipeline.params import project_section
-    from pipeline.sample import build_sample
+    from pipeline.sample.build import build_sample
 
     p = project_section("sample", seed=3, n_articles=20, duplicate_captures=2, cross_domain_duplicates=1, non_article_pages=4,
                      out_of_range_captures=2, wiki_articles=20, strategyqa_questions=0,

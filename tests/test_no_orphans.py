@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pipeline.sample import WARC_NAME
+from pipeline.sample.build import WARC_NAME
 from tests.conftest import prefect_server
 from tests.fake_archive import FakeArchive
 

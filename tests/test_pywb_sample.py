@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from pipeline.sample import WARC_NAME
+from pipeline.sample.build import WARC_NAME
 from pipeline.wayback.pywb_server import LocalPywb
 
 

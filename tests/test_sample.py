@@ -10,7 +10,7 @@ from collections import Counter
 from bs4 import BeautifulSoup
 from warcio.archiveiterator import ArchiveIterator
 
-from pipeline.sample import DUMP_NAME, WARC_NAME, build_sample
+from pipeline.sample.build import DUMP_NAME, WARC_NAME, build_sample
 
 
 def _sha(path):

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from pipeline.sample import DUMP_NAME
+from pipeline.sample.build import DUMP_NAME
 from pipeline.search.es_backend import ElasticsearchBackend, SearchBackendUnavailable
 from pipeline.search.tantivy_backend import TantivyBackend
 from pipeline.strategyqa.data import load_questions

@@ -15,7 +15,7 @@ from collections import Counter
 
 import pytest
 
-from pipeline.sample import DUMP_NAME
+from pipeline.sample.build import DUMP_NAME
 from pipeline.search.es_backend import ElasticsearchBackend
 from pipeline.search.tantivy_backend import TantivyBackend
 from pipeline.wiki.paragraphs import dump_paragraphs

@@ -58,7 +58,7 @@ def nlquad_eight(small_sample, tmp_path_factory) -> Path:
     from pipeline.nlquad.articles import extract_articles, load_articles
     from pipeline.nlquad.build import build_dataset
     from pipeline.params import project_section
-    from pipeline.sample import WARC_NAME
+    from pipeline.sample.build import WARC_NAME
 
     work = tmp_path_factory.mktemp("nlquad8")
     articles, _ = extract_articles(small_sample / WARC_NAME, project_section("extract"))

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from pipeline.sample import DUMP_NAME
+from pipeline.sample.build import DUMP_NAME
 from pipeline.sample.cirrus_dump import cirrus_documents
 from pipeline.sample.wiki_vital import load_vital_articles
 from pipeline.wiki.paragraphs import dump_paragraphs, wikitext_paragraphs
@@ -141,7 +141,7 @@ def test_parallel_parse_gives_the_same_paragraphs_and_counts(small_sample):
     """wiki.workers changes how fast, never what: same paragraphs in the same order, same counts."""
     from dataclasses import asdict
 
-    from pipeline.sample import DUMP_NAME
+    from pipeline.sample.build import DUMP_NAME
 
     results = []
     for workers in (1, 2, 3):
@@ -152,7 +152,7 @@ def test_parallel_parse_gives_the_same_paragraphs_and_counts(small_sample):
 
 
 def test_a_truncated_dump_fails_the_parallel_parse_too(small_sample, tmp_path):
-    from pipeline.sample import DUMP_NAME
+    from pipeline.sample.build import DUMP_NAME
     from pipeline.wiki.paragraphs import TruncatedDumpError
 
     data = (small_sample / DUMP_NAME).read_bytes()

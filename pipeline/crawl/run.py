@@ -23,7 +23,8 @@ from pipeline.common.jsonl import iter_jsonl
 from pipeline.common.runtime import ProgressReport, atomic_output, dies_with_this_process, get_logger
 from pipeline.common.transient import RETRYABLE_HTTP_STATUS
 from pipeline.crawl.warc_store import finalize, read_index
-from pipeline.params import CrawlParams, DiscoverParams
+from pipeline.crawl.config import CrawlParams
+from pipeline.nlquad.config import DiscoverParams
 from pipeline.wayback.archive import ArchiveEndpoints
 from pipeline.wayback.cdx import user_agent
 

@@ -23,7 +23,7 @@ from pipeline.common.jsonl import iter_jsonl
 from pipeline.common.runtime import get_logger, progress
 from pipeline.nlquad.discover import article_key
 from pipeline.nlquad.extract import Extraction, PageLimits, Section, extract_page
-from pipeline.params import ExtractParams
+from pipeline.nlquad.config import ExtractParams
 
 
 class CorruptWarcError(ValueError):

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from pipeline.common.runtime import get_logger
 from pipeline.nlquad.bbc_urls import non_article_section
-from pipeline.params import DiscoverParams
+from pipeline.nlquad.config import DiscoverParams
 from pipeline.wayback.cdx import CdxCapture, CdxClient
 
 

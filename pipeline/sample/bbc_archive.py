@@ -23,7 +23,7 @@ from pathlib import Path
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from pipeline.params import SampleParams
+from pipeline.sample.config import SampleParams
 from pipeline.sample.bbc_templates import (
     Paragraph,
     SampleArticle,

@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from elasticsearch import Elasticsearch, helpers
 from elasticsearch import exceptions as es_exc
 
-from pipeline.params import SearchParams
+from pipeline.search.config import SearchParams
 from pipeline.search.analysis import ANALYZER, elasticsearch_analysis
 from pipeline.search.base import Run
 

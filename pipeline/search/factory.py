@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.params import SearchParams
+from pipeline.search.config import SearchParams
 from pipeline.search.base import SearchBackend
 
 

@@ -50,18 +50,21 @@ def training_call(params: Params, variant: str) -> QuailTraining:
     # held-out dev texts the figures are reported on stay unseen
     fit_texts, _ = split_texts(train, 1 - p.dev_share, p.seed)
     train, dev = [q for q in train if q.text_id in fit_texts], [q for q in train if q.text_id not in fit_texts]
-    get_logger().info("quail_mc@%s: encoding %d training and %d dev questions x %d options", variant, len(train),
-                      len(dev), len(train[0].options))
-    feats = encode_questions(tokenizer, train, variant, p.max_seq_len)
     n_options = len(train[0].options)
-    dev_set = choice_dev_set("multiple_choice", encode_questions(tokenizer, dev, variant, p.max_seq_len),
-                             [q.answer for q in dev], n_options, p.eval_batch_size)
-    call = TrainingCall(train_choice_model, {
-        "head": "multiple_choice", "feats": feats, "labels": [q.answer for q in train], "choices": n_options,
-        "cfg": TrainConfig.from_params(p, p.model_name_or_path), "out_dir": PATHS.quail_mc[variant].model_dir,
-        "fingerprint": {**p.model_dump(), "variant": variant, "train_qids": len(train),
-                        "train_share": params.quail.train_share, "split_seed": params.quail.seed},
-        "dev": dev_set, "log_dir": PATHS.quail_mc[variant].live})
+
+    def arguments() -> dict:
+        get_logger().info("quail_mc@%s: encoding %d training and %d dev questions x %d options", variant,
+                          len(train), len(dev), n_options)
+        feats = encode_questions(tokenizer, train, variant, p.max_seq_len)
+        dev_set = choice_dev_set("multiple_choice", encode_questions(tokenizer, dev, variant, p.max_seq_len),
+                                 [q.answer for q in dev], n_options, p.eval_batch_size)
+        return {"head": "multiple_choice", "feats": feats, "labels": [q.answer for q in train], "choices": n_options,
+                "cfg": TrainConfig.from_params(p, p.model_name_or_path),
+                "fingerprint": {**p.model_dump(), "variant": variant, "train_qids": len(train),
+                                "train_share": params.quail.train_share, "split_seed": params.quail.seed},
+                "dev": dev_set, "log_dir": PATHS.quail_mc[variant].live}
+
+    call = TrainingCall(train_choice_model, PATHS.quail_mc[variant].model_dir, arguments)
     return QuailTraining(call, tokenizer, sets, train, dev, n_options)
 
 

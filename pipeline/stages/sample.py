@@ -5,7 +5,7 @@ from __future__ import annotations
 from pipeline.common.layout import PATHS
 from pipeline.common.runtime import write_json
 from pipeline.params import Params
-from pipeline.sample import build_sample, capture_year_rows, write_capture_plot
+from pipeline.sample.build import build_sample, capture_year_rows, write_capture_plot
 
 
 def run(params: Params) -> dict:

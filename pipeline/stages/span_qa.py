@@ -107,18 +107,20 @@ def training_call(params: Params, name: str) -> SpanTraining:
 
     kind = kind_of(params, name)
     p = kind.p
-    log = get_logger()
-    log.info("%s: cutting the train split into windows of %d tokens", name, p.max_seq_len)
-    tokenizer = AutoTokenizer.from_pretrained(kind.init)
-    feats, ex = windows(tokenizer, kind, "train", labelled=True)
-    dev = dev_set(tokenizer, kind)
-    log.info("%s: %d windows from %d questions; training up to %d steps of batch %d", name, len(feats),
-             len(ex.ids), p.max_steps, p.batch_size)
-    return SpanTraining(TrainingCall(train_windows, {
-        "feats": feats, "cfg": TrainConfig.from_params(p, kind.init, kind.global_question),
-        "out_dir": kind.model_dir,
-        "fingerprint": {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)},
-        "dev": dev, "log_dir": PATHS[f"train_{kind.short}"].live}))
+
+    def arguments() -> dict:
+        log = get_logger()
+        log.info("%s: cutting the train split into windows of %d tokens", name, p.max_seq_len)
+        tokenizer = AutoTokenizer.from_pretrained(kind.init)
+        feats, ex = windows(tokenizer, kind, "train", labelled=True)
+        dev = dev_set(tokenizer, kind)
+        log.info("%s: %d windows from %d questions; training up to %d steps of batch %d", name, len(feats),
+                 len(ex.ids), p.max_steps, p.batch_size)
+        return {"feats": feats, "cfg": TrainConfig.from_params(p, kind.init, kind.global_question),
+                "fingerprint": {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)},
+                "dev": dev, "log_dir": PATHS[f"train_{kind.short}"].live}
+
+    return SpanTraining(TrainingCall(train_windows, kind.model_dir, arguments))
 
 
 def train(params: Params, name: str) -> dict:

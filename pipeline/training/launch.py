@@ -15,7 +15,8 @@ Why no pickle: a pickle is code. What crosses processes here is data only: a sta
 module of ``pipeline.stages`` with a ``training_call``, a variant the recipe checks, and params that pass the
 schema; the files are the user's own (0600 in a 0700 folder, refused otherwise) and carry the run id of the
 ``torchrun`` that reads them. The price is that every rank tokenizes its own copy (as Hugging Face's
-``run_qa.py`` does on every process), which is small next to training.
+``run_qa.py`` does on every process), which is small next to training; the stage's own process, which only
+waits for ``torchrun``, tokenizes nothing (a recipe's call builds its arguments when it runs).
 
 Several machines: node 0 (where ``dvc repro`` runs) also writes ``.training-launch.json`` in the checkout,
 which must be on storage every node sees (the models are written there too); on each other node
@@ -34,7 +35,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -53,17 +54,16 @@ ERROR_LINE = re.compile(r"^(?:\[rank\d+\]: )?[A-Za-z_][\w.]*(?:Error|Exception|I
 
 @dataclass(frozen=True)
 class TrainingCall:
-    """A training function and its arguments; ``out_dir`` among them is where the model goes."""
+    """A training function, where its model goes, and how to build the rest of its arguments. The arguments
+    (tokenized features, the dev set) are built by the process that trains, when it trains: a stage that hands
+    training to ``torchrun`` never tokenizes a copy its workers rebuild anyway."""
 
     fn: Callable[..., dict[str, Any]]
-    kwargs: dict[str, Any] = field(default_factory=dict)
+    out_dir: Path
+    arguments: Callable[[], dict[str, Any]]
 
     def run(self) -> dict[str, Any]:
-        return self.fn(**self.kwargs)
-
-    @property
-    def out_dir(self) -> Path:
-        return Path(self.kwargs["out_dir"])
+        return self.fn(out_dir=self.out_dir, **self.arguments())
 
 
 class Prepared(Protocol):

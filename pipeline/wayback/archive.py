@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.params import ArchiveParams
+from pipeline.wayback.config import ArchiveParams
 from pipeline.wayback.pywb_server import LocalPywb
 
 

@@ -1,0 +1,38 @@
+"""The ``sample`` section of params.yaml: what the offline archive and dump hold."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pydantic import Field, model_validator
+
+from pipeline.common.strict_model import StrictModel
+
+
+class SampleParams(StrictModel):
+    """The offline sample sources (``sample`` stage): archived BBC pages and a CirrusSearch dump."""
+
+    seed: int
+    n_articles: int = Field(ge=10, le=5000, description="distinct BBC article pages to write")
+    duplicate_captures: int = Field(ge=0, description="extra captures of already written articles")
+    cross_domain_duplicates: int = Field(ge=0, description="articles also captured under bbc.com")
+    non_article_pages: int = Field(ge=0, description="index, video, live and picture-gallery captures")
+    out_of_range_captures: int = Field(ge=0, description="captures outside [start, end], to test range filters")
+    start: dt.date
+    end: dt.date
+    sections_per_article: tuple[int, int]
+    question_heading_share: float = Field(ge=0.0, le=1.0)
+    bullet_section_share: float = Field(ge=0.0, le=1.0)
+    links_per_article: tuple[int, int]
+    wiki_articles: int | None = Field(ge=1, description="vital articles in the CirrusSearch dump; null = all 10,033")
+    strategyqa_questions: int = Field(ge=0, description="generated StrategyQA-format questions")
+
+    @model_validator(mode="after")
+    def _check_ranges(self) -> "SampleParams":
+        if self.start >= self.end:
+            raise ValueError(f"start ({self.start}) must be before end ({self.end})")
+        for name in ("sections_per_article", "links_per_article"):
+            lo, hi = getattr(self, name)
+            if not 0 <= lo <= hi:
+                raise ValueError(f"{name} must be [low, high] with 0 <= low <= high, got {[lo, hi]}")
+        return self

@@ -1,0 +1,27 @@
+"""What every fine-tuning section of params.yaml shares (``TrainBudget``); each model's section adds its own."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from pipeline.common.strict_model import StrictModel
+
+
+class TrainBudget(StrictModel):
+    """What every fine-tuned model shares: length, budget, optimiser, seed and device."""
+
+    max_seq_len: int = Field(ge=32)
+    batch_size: int = Field(ge=1)
+    learning_rate: float = Field(gt=0)
+    weight_decay: float = Field(ge=0)
+    warmup_ratio: float = Field(ge=0, lt=1)
+    max_steps: int = Field(ge=1, description="small on CPU; raise on a GPU")
+    checkpoint_every: int = Field(ge=1)
+    seed: int
+    device: Literal["auto", "cpu", "cuda"]
+    eval_every: int = Field(ge=1, description="steps between dev evaluations (and one at the last step)")
+    select_metric: str = Field(description="the dev figure the kept checkpoint is chosen by (higher is better)")
+    patience: int = Field(ge=0, description="dev evaluations without improvement before training stops; 0 = never")
+    eval_batch_size: int = Field(ge=1, description="batch size of dev evaluation and prediction")
