@@ -290,8 +290,13 @@ def test_a_stage_stopped_by_a_signal_is_cancelled_not_crashed(prefect_api, tmp_p
     """What a cancelled rebuild, or Ctrl-C on `make serve` or `dvc repro`, does to the stage that is running:
     its run ends Cancelled (Prefect's own reading of a signal is Crashed, "Crash detected!")."""
     env = dict(_env(prefect_api), QA_PIPELINE_PARENT_RUN=f"stop-{sig.name}")
+    # SIGINT as a terminal's Ctrl-C delivers it: a test run started in the background by a shell without job
+    # control (CI) ignores SIGINT, and an ignored signal stays ignored across exec, so Python in the child would
+    # never raise KeyboardInterrupt and the stage would sleep on. (A stage run in such a background job is
+    # meant to ignore Ctrl-C; DVC starts stages with SIGINT at its default.)
     proc = subprocess.Popen([sys.executable, "-c", SLOW_STAGE, str(repo / "params.yaml")], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
