@@ -18,6 +18,7 @@ import pytest
 from filelock import FileLock
 
 from pipeline.common.runtime import free_port, stop_process_group
+from tests import prefect_http
 from tests.conftest import prefect_server, venv_bin
 from tests.params_files import project_benchmark_sources, write_params
 
@@ -57,7 +58,7 @@ def _env(api: str) -> dict[str, str]:
 
 def _flow_runs(api: str, state: str) -> list[dict]:
     body = {"flows": {"name": {"any_": ["rebuild"]}}, "flow_runs": {"state": {"type": {"any_": [state]}}}}
-    return httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
+    return prefect_http.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
 
 
 def _serve(tmp_path: Path, repo: Path, env: dict, cwd: Path, *args: str) -> tuple[subprocess.Popen, object]:
@@ -83,10 +84,10 @@ def test_serve_runs_rebuild_on_a_schedule_and_the_server_records_it(prefect_api,
             done = [r for r in _flow_runs(prefect_api, "COMPLETED") if r["id"] not in before]
         assert done, "no completed rebuild run within 180 s:\n" + (tmp_path / "serve.log").read_text()[-3000:]
         assert json.loads((tiny / "metrics/quail/demo.json").read_text()) == {"acc": 42.5}
-        deployment = httpx.get(f"{prefect_api}/deployments/{done[0]['deployment_id']}", timeout=10).json()
+        deployment = prefect_http.get(f"{prefect_api}/deployments/{done[0]['deployment_id']}", timeout=10).json()
         assert deployment["name"] == "scheduled"
         assert deployment["global_concurrency_limit"]["limit"] == 1
-        arts = httpx.post(f"{prefect_api}/artifacts/filter",
+        arts = prefect_http.post(f"{prefect_api}/artifacts/filter",
                           json={"artifacts": {"key": {"any_": ["metrics-quail"]}}}, timeout=10).json()
         assert any("| demo" in a["data"] and "42.5" in a["data"] for a in arts), arts
 
@@ -129,7 +130,7 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
         while time.monotonic() < deadline and deployment is None:
             time.sleep(2)
             assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
-            found = httpx.post(f"{prefect_api}/deployments/filter", json={}, timeout=10).json()
+            found = prefect_http.post(f"{prefect_api}/deployments/filter", json={}, timeout=10).json()
             deployment = next((d for d in found if d["name"] == "scheduled" and not d.get("paused")), None)
         assert deployment, (tmp_path / "serve.log").read_text()[-3000:]
         # the command serve prints runs as printed, in a shell without PREFECT_API_URL
@@ -142,7 +143,7 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
         assert "temporary server" not in res.stdout + res.stderr
         create = f"{prefect_api}/deployments/{deployment['id']}/create_flow_run"
         for params in ({"repo_dir": str(evil)}, {"targets": [f"{evil}/dvc.yaml:make"]}):
-            res = httpx.post(create, json={"parameters": params}, timeout=10)
+            res = prefect_http.post(create, json={"parameters": params}, timeout=10)
             if res.status_code >= 400:  # refused outright by the server's parameter schema: as good
                 assert not (evil / "metrics/quail/demo.json").exists(), params
                 continue
@@ -151,7 +152,7 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
             state = None
             while time.monotonic() < deadline and state not in ("FAILED", "COMPLETED", "CRASHED"):
                 time.sleep(2)
-                state = httpx.get(f"{prefect_api}/flow_runs/{run['id']}", timeout=10).json()["state"]["type"]
+                state = prefect_http.get(f"{prefect_api}/flow_runs/{run['id']}", timeout=10).json()["state"]["type"]
             assert state in ("FAILED", "CRASHED"), (params, state, (tmp_path / "serve.log").read_text()[-2000:])
             assert not (evil / "metrics/quail/demo.json").exists(), params
     finally:
@@ -201,13 +202,13 @@ def test_a_stage_run_is_named_after_its_stage_and_tagged_with_its_rebuild(prefec
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     body = {"flow_runs": {"tags": {"all_": ["rebuild:0f0f-test-parent"]}}}
-    runs = httpx.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
+    runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
     assert [r["name"] for r in runs] == ["benchmark_sources"], runs
     assert set(runs[0]["tags"]) >= {"dvc-stage", "rebuild:0f0f-test-parent"}
 
 
 def _deployments(api: str) -> dict[str, dict]:
-    found = httpx.post(f"{api}/deployments/filter", json={}, timeout=10).json()
+    found = prefect_http.post(f"{api}/deployments/filter", json={}, timeout=10).json()
     return {d["name"]: d for d in found if d["name"] in ("scheduled", "pool")}
 
 
@@ -259,7 +260,7 @@ def test_serve_and_prefect_deploy_keep_their_own_deployments_in_either_order(pre
     for name in ("flows", "pipeline"):
         (old / name).symlink_to(repo / name)
     (old / "prefect.yaml").write_text((repo / "prefect.yaml").read_text().replace("- name: pool ", "- name: scheduled ", 1))
-    httpx.delete(f"{prefect_api}/deployments/{both['scheduled']['id']}", timeout=10).raise_for_status()
+    prefect_http.delete(f"{prefect_api}/deployments/{both['scheduled']['id']}", timeout=10).raise_for_status()
     deploy(old)
     taken = _deployments(prefect_api)["scheduled"]
     assert taken["work_pool_name"] == "qa-pipeline"
@@ -317,7 +318,7 @@ def test_a_stage_stopped_by_a_signal_is_cancelled_not_crashed(prefect_api, tmp_p
             proc.kill()
     assert proc.returncode != 0, output[-3000:]
     body = {"flow_runs": {"tags": {"all_": [f"rebuild:stop-{sig.name}"]}}}
-    runs = httpx.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
+    runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
     assert [(r["name"], r["state_type"]) for r in runs] == [("slow_stage", "CANCELLED")], runs
 
 
@@ -359,7 +360,7 @@ def _slow_dvc_repo(root: Path, repo: Path) -> Path:
 
 def _deployment_id(api: str, name: str = "scheduled") -> str | None:
     with contextlib.suppress(httpx.HTTPError):
-        for d in httpx.post(f"{api}/deployments/filter", json={}, timeout=10).json():
+        for d in prefect_http.post(f"{api}/deployments/filter", json={}, timeout=10).json():
             if d["name"] == name and not d.get("paused", True):
                 return d["id"]
     return None
@@ -376,19 +377,19 @@ def _wait(cond, timeout: float, what: str, log: Path):
 
 
 def _run_state(api: str, run_id: str) -> str:
-    return httpx.get(f"{api}/flow_runs/{run_id}", timeout=10).json()["state"]["type"]
+    return prefect_http.get(f"{api}/flow_runs/{run_id}", timeout=10).json()["state"]["type"]
 
 
 def _start_rebuild(api: str, log: Path) -> str:
     dep = _wait(lambda: _deployment_id(api), 120, "serve registered no deployment", log)
-    res = httpx.post(f"{api}/deployments/{dep}/create_flow_run", json={}, timeout=10)
+    res = prefect_http.post(f"{api}/deployments/{dep}/create_flow_run", json={}, timeout=10)
     assert res.status_code < 400, res.text
     return res.json()["id"]
 
 
 def _stage_runs(api: str, rebuild_id: str) -> list[dict]:
     body = {"flow_runs": {"tags": {"all_": [f"rebuild:{rebuild_id}"]}}}
-    return httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
+    return prefect_http.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
 
 
 @pytest.mark.timeout(900)
@@ -497,15 +498,15 @@ def _rebuild_and_read_its_log(prefect_api: str, tmp_path: Path, slow: Path) -> N
     res = subprocess.run([sys.executable, "-m", "flows.rebuild", "--repo-dir", str(slow)], cwd=tmp_path,
                          env=_env(prefect_api), capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    rebuild = httpx.post(f"{prefect_api}/flow_runs/filter", json={"flows": {"name": {"any_": ["rebuild"]}},
+    rebuild = prefect_http.post(f"{prefect_api}/flow_runs/filter", json={"flows": {"name": {"any_": ["rebuild"]}},
                          "sort": "START_TIME_DESC", "limit": 1}, timeout=10).json()[0]
     stage = _stage_runs(prefect_api, rebuild["id"])
     assert [s["name"] for s in stage] == ["slow_stage"]
-    logs = httpx.post(f"{prefect_api}/logs/filter", json={"logs": {"flow_run_id": {"any_": [rebuild["id"]]}}},
+    logs = prefect_http.post(f"{prefect_api}/logs/filter", json={"logs": {"flow_run_id": {"any_": [rebuild["id"]]}}},
                       timeout=10).json()
     forwarded = [entry["message"] for entry in logs if "slow_stage" in entry["message"]]
     assert forwarded and not any(re.match(r"\d{2}:\d{2}:\d{2}\.\d{3} \|", m) for m in forwarded), forwarded
-    artifacts = httpx.post(f"{prefect_api}/artifacts/filter", json={"artifacts": {"key": {"any_": ["rebuild-stages"]}}},
+    artifacts = prefect_http.post(f"{prefect_api}/artifacts/filter", json={"artifacts": {"key": {"any_": ["rebuild-stages"]}}},
                            timeout=10).json()
     table = next(a for a in artifacts if a["flow_run_id"] == rebuild["id"])
     rows = json.loads(table["data"]) if isinstance(table["data"], str) else table["data"]

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from pipeline.common.runtime import stop_process_group
+from tests import prefect_http
 from tests.conftest import prefect_server
 from tests.local_s3 import seaweedfs_s3
 
@@ -128,7 +129,7 @@ def test_a_wrong_secret_is_refused_with_a_clear_error(team):
 
 
 def _api(prefect, method: str, path: str, body: dict | None = None):
-    r = httpx.request(method, prefect["PREFECT_API_URL"] + path, json=body, timeout=30)
+    r = prefect_http.request(method, prefect["PREFECT_API_URL"] + path, json=body, timeout=30)
     r.raise_for_status()
     return r.json()
 
@@ -217,7 +218,7 @@ def test_hostile_experiment_points_sent_to_the_server_run_nothing(team, prefect,
     # run-level job variables that would choose a repository, a folder, a command: refused by the server
     for job_variables in ({"env": {"QA_PIPELINE_SWEEP_REPO": str(root / "evil.git")}}, {"command": "touch /tmp/pwned"},
                           {"working_dir": str(victim)}, {"env.QA_PIPELINE_REBUILD_DIR": str(victim)}):
-        r = httpx.post(prefect["PREFECT_API_URL"] + f"/deployments/{deployment['id']}/create_flow_run",
+        r = prefect_http.post(prefect["PREFECT_API_URL"] + f"/deployments/{deployment['id']}/create_flow_run",
                        json={"parameters": {"point": {"quail.pmi_window": 5}, "name": "jv"},
                              "job_variables": job_variables}, timeout=30)
         assert r.status_code == 422, (job_variables, r.status_code, r.text[:300])
