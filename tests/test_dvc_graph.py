@@ -35,6 +35,14 @@ def test_every_stage_runs_the_flow_of_its_name(repo):
         assert module.replace(".", "/") + ".py" in stage["deps"], f"{name} must depend on its flow module"
 
 
+def test_the_committed_lock_records_only_stages_of_dvc_yaml(repo):
+    """DVC never drops the lock entry of a stage removed or renamed in dvc.yaml: a stale one sits in every
+    `git diff dvc.lock` and in the reviewer's way; the committed lock names exactly the stages there are."""
+    locked = set(yaml.safe_load((repo / "dvc.lock").read_text(encoding="utf-8"))["stages"])
+    stages = set(_dvc(repo)["stages"])
+    assert locked <= stages, f"dvc.lock records stages dvc.yaml no longer has: {sorted(locked - stages)}"
+
+
 def _undeclared(repo: Path, stage: dict) -> list[str]:
     declared = [d.rstrip("/") for d in stage["deps"] if d.startswith(("flows/", "pipeline/"))]
     files = project_files(repo, stage["cmd"].split()[2])
