@@ -88,7 +88,7 @@ def test_serve_runs_rebuild_on_a_schedule_and_the_server_records_it(prefect_api,
         assert deployment["name"] == "scheduled"
         assert deployment["global_concurrency_limit"]["limit"] == 1
         arts = prefect_http.post(f"{prefect_api}/artifacts/filter",
-                          json={"artifacts": {"key": {"any_": ["metrics-quail"]}}}, timeout=10).json()
+                                 json={"artifacts": {"key": {"any_": ["metrics-quail"]}}}, timeout=10).json()
         assert any("| demo" in a["data"] and "42.5" in a["data"] for a in arts), arts
 
     finally:
@@ -498,16 +498,17 @@ def _rebuild_and_read_its_log(prefect_api: str, tmp_path: Path, slow: Path) -> N
     res = subprocess.run([sys.executable, "-m", "flows.rebuild", "--repo-dir", str(slow)], cwd=tmp_path,
                          env=_env(prefect_api), capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    rebuild = prefect_http.post(f"{prefect_api}/flow_runs/filter", json={"flows": {"name": {"any_": ["rebuild"]}},
-                         "sort": "START_TIME_DESC", "limit": 1}, timeout=10).json()[0]
+    rebuild = prefect_http.post(f"{prefect_api}/flow_runs/filter",
+                                json={"flows": {"name": {"any_": ["rebuild"]}}, "sort": "START_TIME_DESC",
+                                      "limit": 1}, timeout=10).json()[0]
     stage = _stage_runs(prefect_api, rebuild["id"])
     assert [s["name"] for s in stage] == ["slow_stage"]
-    logs = prefect_http.post(f"{prefect_api}/logs/filter", json={"logs": {"flow_run_id": {"any_": [rebuild["id"]]}}},
-                      timeout=10).json()
+    logs = prefect_http.post(f"{prefect_api}/logs/filter",
+                             json={"logs": {"flow_run_id": {"any_": [rebuild["id"]]}}}, timeout=10).json()
     forwarded = [entry["message"] for entry in logs if "slow_stage" in entry["message"]]
     assert forwarded and not any(re.match(r"\d{2}:\d{2}:\d{2}\.\d{3} \|", m) for m in forwarded), forwarded
-    artifacts = prefect_http.post(f"{prefect_api}/artifacts/filter", json={"artifacts": {"key": {"any_": ["rebuild-stages"]}}},
-                           timeout=10).json()
+    artifacts = prefect_http.post(f"{prefect_api}/artifacts/filter",
+                                  json={"artifacts": {"key": {"any_": ["rebuild-stages"]}}}, timeout=10).json()
     table = next(a for a in artifacts if a["flow_run_id"] == rebuild["id"])
     rows = json.loads(table["data"]) if isinstance(table["data"], str) else table["data"]
     assert rows[0]["stage"] == "slow_stage" and rows[0]["state"] == "Completed"

@@ -219,8 +219,8 @@ def test_hostile_experiment_points_sent_to_the_server_run_nothing(team, prefect,
     for job_variables in ({"env": {"QA_PIPELINE_SWEEP_REPO": str(root / "evil.git")}}, {"command": "touch /tmp/pwned"},
                           {"working_dir": str(victim)}, {"env.QA_PIPELINE_REBUILD_DIR": str(victim)}):
         r = prefect_http.post(prefect["PREFECT_API_URL"] + f"/deployments/{deployment['id']}/create_flow_run",
-                       json={"parameters": {"point": {"quail.pmi_window": 5}, "name": "jv"},
-                             "job_variables": job_variables}, timeout=30)
+                              json={"parameters": {"point": {"quail.pmi_window": 5}, "name": "jv"},
+                                    "job_variables": job_variables}, timeout=30)
         assert r.status_code == 422, (job_variables, r.status_code, r.text[:300])
         assert "Additional properties are not allowed" in r.text or "additional" in r.text.lower(), r.text[:300]
     attacks = {
