@@ -19,7 +19,7 @@ export DO_NOT_TRACK := 1
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export QA_PIPELINE_PYWB_BIN := $(CURDIR)/$(VENV_PYWB)/bin
 
-.PHONY: setup repro repro-gpu test serve plots exps check-params clean-envs
+.PHONY: setup repro repro-gpu gpu-bundle gpu-import test test-fast serve plots exps check-params clean-envs
 
 setup: $(VENV)/.installed $(VENV)/.editable $(VENV_PYWB)/.installed .plots-vendor/offline_template.html
 
@@ -61,8 +61,24 @@ repro: setup check-params
 repro-gpu: setup check-params
 	$(VENV)/bin/python -m pipeline.experiments.profile infra/training/gpu-profile.yaml --name gpu-profile
 
+# an offline GPU node (no package index, no internet; README "An offline GPU node"): pack what the training
+# stages read into gpu-bundle/ (git-ignored, at most 64 MiB), run `python3 -m pipeline.offline.node --out OUT`
+# inside it on the node, then bring OUT back: make gpu-import DIR=OUT [NAME=h100]
+GPU_PROFILE ?= infra/training/gpu-profile.yaml
+NODE_PYTHON ?= 3.12
+gpu-bundle: setup
+	$(VENV)/bin/python -m pipeline.offline.bundle --out gpu-bundle --profile $(GPU_PROFILE) --python-version $(NODE_PYTHON)
+
+gpu-import: setup
+	@test -n "$(DIR)" || { echo "usage: make gpu-import DIR=<the node's --out folder> [NAME=<branch gpu/NAME>]"; exit 2; }
+	$(VENV)/bin/python -m pipeline.offline.importer "$(DIR)" $(if $(NAME),--name "$(NAME)",)
+
 test: setup
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+# the edit loop: the suite without the tests marked slow
+test-fast: setup
+	$(VENV)/bin/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 serve: setup check-params
 	$(VENV)/bin/python -m flows.serve

@@ -298,6 +298,10 @@ class Params(StrictModel):
         if self.archive.endpoint != "local" and not self.crawl.contact:
             raise ValueError("crawl.contact: a live archive (archive.endpoint) needs a contact e-mail or URL for "
                              "the crawler's User-Agent")
+        if self.archive.endpoint != "local" and not self.crawl.requests_per_minute:
+            raise ValueError("crawl.requests_per_minute: a live archive (archive.endpoint) needs a rate limit; 0 lifts "
+                             "it and is only for the local archive the stage serves itself (the Wayback Machine "
+                             "tolerates 60)")
         return self
 
 

@@ -22,7 +22,7 @@ _ARTIFACT = re.compile(rf"^(?:{'|'.join(ARTIFACT_ROOTS)})/")
 SCRATCH = {"paths.crawl.state"}
 # modules that may read paths.yaml: the stages, and the two writers/readers of stage outputs they all call
 LAYOUT_READERS = ("pipeline/stages/", "pipeline/common/headline.py", "pipeline/common/manifest.py",
-                  "pipeline/experiments/", "flows/")
+                  "pipeline/experiments/", "pipeline/offline/", "flows/")
 
 
 def _dvc(repo: Path) -> dict:
@@ -302,7 +302,7 @@ def test_moving_an_output_is_one_edit(repo, tmp_path):
 
 # modules that run stages or tools and so read params.yaml: the stages, their flows, the experiment tools, and
 # the training launcher (a torchrun rank rebuilds the stage's recipe from the params in its launch spec)
-PARAMS_READERS = ("pipeline/stages/", "flows/", "pipeline/experiments/", "pipeline/params.py",
+PARAMS_READERS = ("pipeline/stages/", "flows/", "pipeline/experiments/", "pipeline/offline/", "pipeline/params.py",
                   "pipeline/training/launch.py", "pipeline/training/join.py")
 
 

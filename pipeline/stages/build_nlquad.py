@@ -8,6 +8,7 @@ from pipeline.common.layout import PATHS
 from pipeline.common.runtime import write_json
 from pipeline.nlquad.articles import load_articles
 from pipeline.nlquad.build import build_dataset, dataset_statistics
+from pipeline.nlquad.question_cues import heading_names_answer
 from pipeline.params import Params
 
 
@@ -18,6 +19,8 @@ def run(params: Params) -> dict:
     stats = dataset_statistics(dataset) | {
         "dropped": dict(sorted(dropped.items())),
         "rejected": {k.removeprefix("rejected_"): v for k, v in extract_counts.items() if k.startswith("rejected_")},
+        # how often the question's words single out its answer section: the cue BM25L ranks windows by
+        "heading_names_answer": heading_names_answer(dataset),
     }
     write_json(PATHS.build_nlquad.report, stats)
     return stats

