@@ -138,3 +138,24 @@ def test_a_2016_to_2026_sample_builds_discovers_and_extracts(tmp_path):
     assert counts["articles"] == len(chosen) >= 20
     articles, ecounts = extract_articles(tmp_path / WARC_NAME, project_section("extract"))
     assert len(articles) >= 20 and max(a["date"] for a in articles) > "2021"  # (+ the out-of-range ones)
+
+
+def test_a_question_names_its_answer_when_a_term_of_it_is_only_there():
+    """The share reported with the data set: 'Why does Grand Slam (tennis) matter?' names the section on the
+    Grand Slam; 'What happens next?' names nothing, and a term the whole document shares names no section."""
+    from pipeline.nlquad.question_cues import heading_names_answer, names_answer
+
+    intro = "Tennis players met in London. "
+    answer = "The Grand Slam in tennis is winning all four major championships in one year."
+    context = intro + answer + " Officials said next season starts in January."
+    span = (len(intro), len(intro) + len(answer))
+    assert names_answer("Why does Grand Slam (tennis) matter?", context, span)  # 'grand', 'slam': only there
+    assert not names_answer("What happens next?", context, span)  # 'next' is outside the answer
+    assert not names_answer("Why does tennis matter?", context, span)  # 'tennis' is in the intro too
+    data = {"data": [{"paragraphs": [{"context": context, "qas": [
+        {"id": "a", "question": "Why does Grand Slam (tennis) matter?",
+         "answers": [{"text": answer, "answer_start": span[0], "answer_end": span[1]}]},
+        {"id": "b", "question": "What happens next?",
+         "answers": [{"text": answer, "answer_start": span[0], "answer_end": span[1]}]}]}]}]}
+    assert {k: v for k, v in heading_names_answer(data).items() if k != "rule"} == {"share": 50.0, "questions": 2,
+                                                                                   "naming": 1}

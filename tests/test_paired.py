@@ -49,3 +49,13 @@ def test_every_headline_comparison_is_declared_by_the_compare_stage(repo):
     declared = {next(iter(o)) for o in stage["outs"] if next(iter(o)).startswith("${paths.metrics}/")}
     written = {f"${{paths.metrics}}/{t}/{headline_name(s, b)}.json" for t, s, b in HEADLINE_PAIRS}
     assert declared == written
+
+
+def test_the_readme_results_table_is_what_the_reports_say(repo):
+    """Every figure of the README's results table is read from reports/compare.json, never typed."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "pipeline.experiments.results_table", "--check",
+                          str(repo / "README.md")], cwd=repo, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr

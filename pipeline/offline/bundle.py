@@ -6,8 +6,10 @@ StrategyQA contexts, the baselines' predictions, the benchmark manifest with the
 beside it); ``params.yaml`` with the GPU profile applied and validated here; the starting weights (the PyPI MiniLM
 stored in bf16, 45 MB where fp32 is 88 MB; loaded back as fp32); the packages the node lacks, unpacked for its
 Python (``site/``: pydantic, rouge-score, nltk and their dependencies; DVCLive's file format from
-``pipeline/offline/dvclive_shim.py``, since DVCLive needs DVC); NLTK's punkt data. It is built under a
-temporary name and renamed, and refused when it is over the size limit.
+``pipeline/offline/dvclive_shim.py``, since DVCLive needs DVC); NLTK's punkt data. All but the code travels as
+one ``payload.tar.xz`` (about 88 MB unpacked, the JSON and the packages shrink several times), which the node
+command unpacks with the standard library on its first start. The bundle is built under a temporary name and
+renamed, and refused when it is over the size limit.
 
     python -m pipeline.offline.bundle [--out gpu-bundle] [--profile infra/training/gpu-profile.yaml]
                                       [--python-version 3.12] [--max-mib 64]
@@ -22,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -177,8 +180,10 @@ def _site_packages(root: Path, dest: Path, python_version: str, platform: str) -
     uv = Path(sys.executable).with_name("uv")  # make setup installs uv into the project's venv
     if not uv.exists():
         uv = Path(shutil.which("uv") or "uv")
-    cmd = [str(uv), "pip", "install", "--quiet", "--no-deps", "--only-binary", ":all:", "--target", str(dest / "site"),
-           "--python-version", python_version, "--python-platform", platform, *pins]
+    # rouge-score is published as a source package only (pure Python: its wheel built here runs on any Python);
+    # pydantic-core is compiled, so it must come as the wheel built for the node's Python and platform
+    cmd = [str(uv), "pip", "install", "--quiet", "--no-deps", "--only-binary", "pydantic-core",
+           "--target", str(dest / "site"), "--python-version", python_version, "--python-platform", platform, *pins]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode:
         raise BundleError(f"could not fetch the node's packages for Python {python_version} ({platform}):\n"
@@ -193,6 +198,29 @@ def _punkt(dest: Path) -> None:
 
     install(dest / "nltk_data")
     assert (dest / "nltk_data" / "tokenizers" / "punkt_tab" / LANGUAGE).is_dir()
+
+
+PAYLOAD = "payload.tar.xz"
+UNPACKED_MARK = ".payload-unpacked"
+KEPT_OUT_OF_PAYLOAD = ("pipeline", "paths.yaml")  # what `python3 -m pipeline.offline.node` needs to start
+
+
+def _pack_payload(folder: Path) -> None:
+    """Everything but the code into one xz archive (the node unpacks it with the standard library): the inputs,
+    the packages and the JSON data shrink several times, which puts the bundle under the size limit."""
+    members = sorted(p for p in folder.iterdir() if p.name not in KEPT_OUT_OF_PAYLOAD)
+    with tarfile.open(folder / PAYLOAD, "w:xz", preset=6) as tar:
+        for p in members:
+            tar.add(p, arcname=p.name, filter=_normalise)
+    for p in members:
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
+
+
+def _normalise(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.mtime = 0
+    return info
 
 
 def folder_bytes(folder: Path) -> int:
@@ -215,11 +243,13 @@ def build_bundle(out: Path, profile: Path | None = DEFAULT_PROFILE, python_versi
         _start_model(tmp)
         _site_packages(root, tmp, python_version, platform)
         _punkt(tmp)
+        unpacked = folder_bytes(tmp)
+        _pack_payload(tmp)
         size = folder_bytes(tmp)
         info = {"inputs": inputs, "outputs": outputs, "sources": list(NODE_SOURCES), "stages": list(NODE_STAGES),
                 "profile": str(profile.relative_to(root)) if profile and profile.is_relative_to(root) else
                 (str(profile) if profile else None),
-                "python_version": python_version, "platform": platform, "bytes": size,
+                "python_version": python_version, "platform": platform, "bytes": size, "bytes_unpacked": unpacked,
                 "command": "python3 -m pipeline.offline.node --out OUT"}
         (tmp / "bundle.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
         if size > max_mib * 2**20:

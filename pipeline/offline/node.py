@@ -33,6 +33,20 @@ PEAK_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12}
 TRAINED = {"train_span": "span_window", "train_longformer": "longformer"}
 
 
+def unpack(bundle: Path) -> None:
+    """The bundle's payload (inputs, weights, packages; ``pipeline.offline.bundle``) into the bundle folder, once:
+    standard-library xz, members checked by tarfile's ``data`` filter (no links out, no absolute paths)."""
+    from pipeline.offline.bundle import PAYLOAD, UNPACKED_MARK
+
+    archive, mark = bundle / PAYLOAD, bundle / UNPACKED_MARK
+    if not archive.exists() or mark.exists():
+        return
+    print(f"[node] unpacking {archive.name} ...", flush=True)
+    with tarfile.open(archive, "r:xz") as tar:
+        tar.extractall(bundle, filter="data")
+    mark.write_text("done\n", encoding="utf-8")
+
+
 def _prepare_environment(bundle: Path) -> None:
     """Before anything imports pydantic or nltk: the bundle's packages first, offline hub, NLTK's data."""
     site = str(bundle / "site")
@@ -123,6 +137,7 @@ def _seq_len(params, stage: str) -> int:
 
 
 def run(out: Path, bundle: Path = BUNDLE, only: list[str] | None = None) -> dict:
+    unpack(bundle)
     _prepare_environment(bundle)
     os.chdir(bundle)
     info = json.loads((bundle / "bundle.json").read_text(encoding="utf-8"))

@@ -10,17 +10,22 @@ from __future__ import annotations
 import random
 
 from pipeline.quail.data import MCQuestion
+from pipeline.quail.passage_window import relevant_passage
 from pipeline.quail.systems import MC_VARIANTS
 from pipeline.training.pair_encoding import PairFeatures, encode_pairs
 
 VARIANTS = MC_VARIANTS
 
 
-def pair_texts(q: MCQuestion, variant: str) -> tuple[list[str], list[str] | None]:
+def pair_texts(q: MCQuestion, variant: str, max_words: int) -> tuple[list[str], list[str] | None]:
+    """The two texts per option. A passage longer than the input holds is cut to its sentences most related to
+    what the input asks (``pipeline.quail.passage_window``): question and options, or the options alone."""
     if variant == "full":
-        return [q.context] * len(q.options), [f"{q.question} {o}" for o in q.options]
+        passage = relevant_passage(q.context, " ".join((q.question, *q.options)), max_words)
+        return [passage] * len(q.options), [f"{q.question} {o}" for o in q.options]
     if variant == "passage_options":
-        return [q.context] * len(q.options), list(q.options)
+        passage = relevant_passage(q.context, " ".join(q.options), max_words)
+        return [passage] * len(q.options), list(q.options)
     if variant == "question_options":
         return [q.question] * len(q.options), list(q.options)
     if variant == "options":
@@ -35,7 +40,7 @@ def encode_questions(tokenizer, questions: list[MCQuestion], variant: str, max_l
     first: list[str] = []
     second: list[str] = []
     for q in questions:
-        a, b = pair_texts(q, variant)
+        a, b = pair_texts(q, variant, max_len)  # a word is one token or more: max_len words fill the input
         first += a
         if b is not None:
             second += b
