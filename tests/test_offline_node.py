@@ -198,6 +198,9 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
         find_links = ["--find-links", "/opt/wheels"] if Path("/opt/wheels").is_dir() else []
         sh([uv, "pip", "install", "--quiet", "--python", node_venv / "bin" / "python", *find_links,
             *_lock_pins(repo, GPU_IMAGE_PACKAGES)], tmp_path, env)
+        # transformers' command line (typer) pulls pydantic in here; the GPU image has neither, nor needs them
+        sh([uv, "pip", "uninstall", "--quiet", "--python", node_venv / "bin" / "python", "typer", "pydantic",
+            "pydantic-core"], tmp_path, env)
         bare = {"PATH": f"{node_venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
         probe = subprocess.run([node_venv / "bin" / "python", "-c", "import pydantic"], env=bare, capture_output=True)
         assert probe.returncode != 0, "the node environment must not hold pydantic"
