@@ -21,7 +21,7 @@ def test_a_quail_heuristic_param_reruns_its_stage_then_what_reads_it(repo):
 def test_a_training_budget_reruns_training_then_prediction_and_scoring(repo):
     result = plan(repo, {"span_window.max_steps": 20}, with_status=False)
     assert result["direct"] == ["train_span"]
-    assert result["downstream"] == ["predict_span", "evaluate_span"]
+    assert result["downstream"] == ["predict_span", "evaluate_span", "compare"]  # the paired comparisons too
 
 
 def test_a_bad_override_is_refused_before_anything(repo):
