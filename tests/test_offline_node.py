@@ -12,6 +12,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -206,10 +208,31 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
             assert subprocess.run([node_venv / "bin" / "python", "-c", f"import {absent}"], env=bare, cwd=tmp_path,
                                   capture_output=True).returncode != 0, f"the node environment must not hold {absent}"
 
+        # a job limit (SIGTERM) after the first stage: the finished stages come back, the import refuses them,
+        # and a fresh copy of the bundle (a new allocation) carries on from what came back
+        fresh = tmp_path / "bundle-fresh"
+        shutil.copytree(bundle, fresh)
+        partial = tmp_path / "partial"
+        node = subprocess.Popen([node_venv / "bin" / "python", "-m", "pipeline.offline.node", "--out", partial],
+                                cwd=bundle, env=bare, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        lines = []
+        for line in node.stdout:
+            lines.append(line)
+            if line.startswith("[node] train_span: {"):
+                node.send_signal(signal.SIGTERM)
+        assert node.wait(timeout=600) == 3, "".join(lines)
+        stopped = json.loads((partial / "gpu_profile.json").read_text())
+        assert stopped["complete"] is False and "compare" in stopped["stages_left"]
+        assert "train_span" in stopped["stages"] and stopped["systems_vs_baselines"] == []
+        refused = subprocess.run([sys.executable, "-m", "pipeline.offline.importer", partial], cwd=clone, env=env,
+                                 capture_output=True, text=True)
+        assert refused.returncode != 0 and "--resume-from" in refused.stderr
+
         results = tmp_path / "results"
-        run = sh([node_venv / "bin" / "python", "-m", "pipeline.offline.node", "--out", results], bundle, bare,
-                 timeout=1800)
-        assert "[node] compare" in run.stdout
+        run = sh([node_venv / "bin" / "python", "-m", "pipeline.offline.node", "--out", results, "--resume-from",
+                  partial], fresh, bare, timeout=1800)
+        assert "[node] train_span: done in an earlier run" in run.stdout and "[node] compare" in run.stdout
+        bundle = fresh
         profile = json.loads((results / "gpu_profile.json").read_text())
         assert profile["device"].startswith("cpu")
         assert set(profile["stages"]) == set(info["stages"])

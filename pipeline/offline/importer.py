@@ -57,6 +57,9 @@ def read_results(folder: Path, outputs: list[str]) -> tuple[dict[str, bytes], di
     profile = json.loads(profile_path.read_text(encoding="utf-8"))
     if not isinstance(profile, dict) or not isinstance(profile.get("device"), str):
         raise ImportError_(f"{profile_path}: not a gpu_profile.json (no device)")
+    if profile.get("complete") is False:
+        raise ImportError_(f"{profile_path}: the node stopped before {', '.join(profile.get('stages_left') or [])}; "
+                           f"run it again with --resume-from this folder and import that run's folder")
     files: dict[str, bytes] = {}
     with tarfile.open(archive, "r:gz") as tar:
         members = tar.getmembers()

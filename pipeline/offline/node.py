@@ -8,7 +8,9 @@ It puts the bundle's ``site/`` (the packages the node lacks) and NLTK data on th
 params.yaml (every section but the Prefect schedule, which was checked when the bundle was built: Prefect is not
 on a compute node), and runs the training stages' own functions in ``bundle.json``'s order: the same code as
 ``dvc repro``, so a figure means the same thing on both sides. A killed run started again resumes: finished
-stages are skipped (``.node-done.json``) and a training stage resumes from its last checkpoint. OUT receives
+stages are skipped (``.node-done.json``) and a training stage resumes from its last checkpoint. A node whose job
+limit is shorter than the run (``timeout`` sends SIGTERM) writes what the finished stages made and stops; the next
+allocation, even on a fresh machine, carries on with ``--resume-from`` the folder that came back. OUT receives
 ``results.tar.gz`` (every report, headline figure, DVCLive curve, plot and prediction the stages wrote, and the
 params they ran with) and ``gpu_profile.json`` (device, time per stage, training tokens/s and model FLOPs
 utilisation per model, and each system beside its baselines with paired intervals): two files, under the
@@ -22,6 +24,7 @@ import io
 import json
 import os
 import platform
+import signal
 import sys
 import tarfile
 import time
@@ -30,6 +33,35 @@ from typing import Any
 
 BUNDLE = Path(__file__).resolve().parents[2]
 TRAINED = {"train_span": "span_window", "train_longformer": "longformer"}
+STATE_FILE = "node_state.json"
+
+
+class Stopped(BaseException):
+    """SIGTERM (a job limit, ``timeout``) arrived: stop after writing what the finished stages made. A
+    BaseException, so no ``except Exception`` inside a stage swallows it."""
+
+
+def _stop_on_sigterm() -> None:
+    def handler(signum, frame):
+        raise Stopped(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def resume_from(folder: Path, bundle: Path, outputs: list[str]) -> dict[str, dict]:
+    """An earlier allocation's results (``results.tar.gz``, ``node_state.json``) back into the bundle, so the
+    stages it finished are skipped and the later ones read their outputs. Only declared outputs are taken, with
+    tarfile's ``data`` filter (no links, absolute paths or ``..``)."""
+    state = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+    done = state.get("done")
+    if not isinstance(done, dict) or not all(isinstance(v, dict) for v in done.values()):
+        raise SystemExit(f"{folder / STATE_FILE}: no finished stages ('done') in it")
+    with tarfile.open(folder / "results.tar.gz", "r:gz") as tar:
+        members = [m for m in tar.getmembers()
+                   if m.name != "params.yaml" and any(m.name == o or m.name.startswith(o.rstrip("/") + "/")
+                                                      for o in outputs)]
+        tar.extractall(bundle, members=members, filter="data")
+    return done
 
 
 def unpack(bundle: Path) -> None:
@@ -134,7 +166,7 @@ def _seq_len(params, stage: str) -> int:
     return getattr(params, stage.split("@")[0]).max_seq_len
 
 
-def run(out: Path, bundle: Path = BUNDLE, only: list[str] | None = None) -> dict:
+def run(out: Path, bundle: Path = BUNDLE, only: list[str] | None = None, resume: Path | None = None) -> dict:
     unpack(bundle)
     _prepare_environment(bundle)
     os.chdir(bundle)
@@ -142,6 +174,9 @@ def run(out: Path, bundle: Path = BUNDLE, only: list[str] | None = None) -> dict
     params = load_node_params(bundle / "params.yaml")
     done_file = bundle / ".node-done.json"
     done: dict[str, dict] = json.loads(done_file.read_text(encoding="utf-8")) if done_file.exists() else {}
+    if resume is not None:
+        done.update(resume_from(resume, bundle, info["outputs"]))
+        done_file.write_text(json.dumps(done, indent=2) + "\n", encoding="utf-8")
     stats_by_stage: dict[str, dict] = {}
     current = [""]
     _capture_training(stats_by_stage, current)
@@ -150,6 +185,16 @@ def run(out: Path, bundle: Path = BUNDLE, only: list[str] | None = None) -> dict
     if [s for s in info["stages"] if s not in calls]:
         raise SystemExit(f"bundle.json names stages this runner does not know: {info['stages']}")
     started = time.time()
+    _stop_on_sigterm()
+    try:
+        _run_stages(info, params, calls, done, done_file, stats_by_stage, current, only, bundle, device)
+    except Stopped as why:
+        print(f"[node] stopped ({why}) during {current[0]}: writing the {len(done)} finished stages' outputs; "
+              f"carry on with --resume-from this --out folder", flush=True)
+    return _write_results(out, bundle, info, done, device, time.time() - started)
+
+
+def _run_stages(info, params, calls, done, done_file, stats_by_stage, current, only, bundle, device) -> None:
     for stage in info["stages"]:
         if only and stage not in only:
             continue
@@ -174,7 +219,6 @@ def run(out: Path, bundle: Path = BUNDLE, only: list[str] | None = None) -> dict
         done[stage] = entry
         done_file.write_text(json.dumps(done, indent=2) + "\n", encoding="utf-8")
         print(f"[node] {stage}: {entry}", flush=True)
-    return _write_results(out, bundle, info, done, device, time.time() - started)
 
 
 def _write_results(out: Path, bundle: Path, info: dict, done: dict, device: str, seconds: float) -> dict:
@@ -183,11 +227,14 @@ def _write_results(out: Path, bundle: Path, info: dict, done: dict, device: str,
 
     from pipeline.common.layout import PATHS
 
-    compare = json.loads((bundle / PATHS.compare.report).read_text(encoding="utf-8"))
+    complete = all(stage in done for stage in info["stages"])
+    report = bundle / PATHS.compare.report
+    compare = json.loads(report.read_text(encoding="utf-8")) if complete else {"pairs": []}
     params_text = (bundle / "params.yaml").read_text(encoding="utf-8")
     profile = {
         "device": device, "torch": torch.__version__, "transformers": transformers.__version__,
         "python": platform.python_version(), "profile": info.get("profile"),
+        "complete": complete, "stages_left": [s for s in info["stages"] if s not in done],
         "seconds_this_run": round(seconds, 1), "seconds_all_stages": round(sum(e["seconds"] for e in done.values()), 1),
         "stages": done,
         "systems_vs_baselines": [{k: p[k] for k in ("track", "eval", "system", "baseline", "figure", "system_mean",
@@ -206,6 +253,7 @@ def _write_results(out: Path, bundle: Path, info: dict, done: dict, device: str,
         tar.addfile(member, io.BytesIO(data))
     os.replace(tmp, out / "results.tar.gz")
     (out / "gpu_profile.json").write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
+    (out / STATE_FILE).write_text(json.dumps({"done": done}, indent=2) + "\n", encoding="utf-8")
     print(f"[node] wrote {out / 'results.tar.gz'} and {out / 'gpu_profile.json'} ({seconds / 60:.1f} min)", flush=True)
     return profile
 
@@ -214,9 +262,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="folder for results.tar.gz and gpu_profile.json")
     ap.add_argument("--only", nargs="*", help="run only these stages (bundle.json lists them)")
+    ap.add_argument("--resume-from", type=Path, help="an earlier allocation's --out folder: its finished stages "
+                    "are skipped and their outputs used")
     args = ap.parse_args(argv)
-    run(Path(args.out).resolve(), only=args.only)
-    return 0
+    profile = run(Path(args.out).resolve(), only=args.only,
+                  resume=args.resume_from.resolve() if args.resume_from else None)
+    return 0 if profile["complete"] or args.only else 3
 
 
 if __name__ == "__main__":
