@@ -1,9 +1,11 @@
-"""The README's results table, generated from ``reports/compare.json``: figures are read, never typed.
+"""The README's results tables, generated: figures are read, never typed.
 
-Each row is a trained system beside one baseline on the same questions: both figures, the paired difference
+Two tables: the default run's, from ``reports/compare.json``, and a GPU run's, from
+``benchmarks/results/gpu_profile.json`` (what ``make gpu-import`` writes; its caption names the device). Each row is a trained system beside one baseline on the same questions: both figures, the paired difference
 with its 95% interval, and the verdict it supports (``above`` only when the whole interval is above zero). The
-README holds the table between two markers; ``--write`` replaces it there, ``--check`` fails when it differs
-from what the reports say (``tests/test_paired.py``).
+README holds each table between two markers; ``--write`` replaces them there, ``--check`` fails when one differs
+from what its source says (``tests/test_paired.py``). A source that is absent leaves its table out of the check
+(a GPU profile exists only once a GPU has run).
 
     python -m pipeline.experiments.results_table [--write | --check] [README.md]
 """
@@ -17,8 +19,8 @@ from pathlib import Path
 
 from pipeline.common.layout import PATHS
 
-START, END = "<!-- results:start (python -m pipeline.experiments.results_table --write) -->", "<!-- results:end -->"
 ROOT = Path(__file__).resolve().parents[2]
+GPU_PROFILE = "benchmarks/results/gpu_profile.json"
 EVAL_NAMES = {"test": "NLQuAD sample test", "dev": "NLQuAD sample dev", "dev_heldout": "QuAIL held-out dev",
               "challenge": "QuAIL challenge", "eval": "StrategyQA dev"}
 # (track, eval, system, baseline, figures): the rows shown; reports/compare.md has every pair
@@ -50,8 +52,11 @@ def _verdict(pair: dict) -> str:
     return "level (interval spans 0)"
 
 
-def table(report: dict) -> str:
-    pairs = report["pairs"]
+def markers(name: str) -> tuple[str, str]:
+    return f"<!-- {name}:start (python -m pipeline.experiments.results_table --write) -->", f"<!-- {name}:end -->"
+
+
+def table(pairs: list[dict], source: str = PATHS.compare.report) -> str:
     lines = ["| eval set (questions) | system | baseline | figure | system | baseline | difference [95% CI] | "
              "system vs baseline |", "|---|---|---|---|---|---|---|---|"]
     for track, eval_set, system, baseline, figures in ROWS:
@@ -59,7 +64,7 @@ def table(report: dict) -> str:
             match = [p for p in pairs if p["track"] == track and p["system"] == system and p["baseline"] == baseline
                      and p["figure"] == figure and (eval_set is None or p["eval"] == eval_set)]
             if len(match) != 1:
-                raise KeyError(f"{PATHS.compare.report} has {len(match)} rows for {track} {eval_set} {system} "
+                raise KeyError(f"{source} has {len(match)} rows for {track} {eval_set} {system} "
                                f"vs {baseline} {figure}")
             p = match[0]
             low, high = p["ci95"]
@@ -69,12 +74,35 @@ def table(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def replace_block(text: str, block: str) -> str:
-    if START not in text or END not in text:
-        raise ValueError(f"the README has no {START} ... {END} block")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{START}\n{block}{END}{tail}"
+def gpu_table(profile: dict) -> str:
+    """The GPU run's table under a caption naming the device, software and time, from the profile alone."""
+    stages = profile.get("stages", {})
+    trained = {k: v for k, v in stages.items() if v.get("tokens_per_s")}
+    caption = (f"Device: **{profile['device']}** (torch {profile.get('torch')}, transformers "
+               f"{profile.get('transformers')}), profile `{profile.get('profile')}`: {len(stages)} stages in "
+               f"{profile.get('seconds_all_stages', 0) / 60:.1f} min, {len(trained)} trainings in bf16 at "
+               f"{min(v['tokens_per_s'] for v in trained.values()) / 1e3:.0f}k-"
+               f"{max(v['tokens_per_s'] for v in trained.values()) / 1e3:.0f}k training tokens/s "
+               f"(`{GPU_PROFILE}`).\n\n") if trained else f"Device: **{profile['device']}** (`{GPU_PROFILE}`).\n\n"
+    return caption + table(profile["systems_vs_baselines"], GPU_PROFILE)
+
+
+def blocks(root: Path = ROOT) -> dict[str, str]:
+    """Each README block's new text, by marker name; a block whose source is absent is left out."""
+    out = {"results": table(json.loads((root / PATHS.compare.report).read_text(encoding="utf-8"))["pairs"])}
+    gpu = root / GPU_PROFILE
+    if gpu.exists():
+        out["gpu-results"] = gpu_table(json.loads(gpu.read_text(encoding="utf-8")))
+    return out
+
+
+def replace_block(text: str, block: str, name: str = "results") -> str:
+    start, end = markers(name)
+    if start not in text or end not in text:
+        raise ValueError(f"the README has no {start} ... {end} block")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{block}{end}{tail}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,16 +112,18 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--check", action="store_true", help="fail when the README's table differs from the reports")
     ap.add_argument("readme", nargs="?", default=str(ROOT / "README.md"))
     args = ap.parse_args(argv)
-    block = table(json.loads((ROOT / PATHS.compare.report).read_text(encoding="utf-8")))
+    new_blocks = blocks()
     if not (args.write or args.check):
-        print(block, end="")
+        print("\n".join(new_blocks.values()), end="")
         return 0
     path = Path(args.readme)
     text = path.read_text(encoding="utf-8")
-    new = replace_block(text, block)
+    new = text
+    for name, block in new_blocks.items():
+        new = replace_block(new, block, name)
     if args.check:
         if new != text:
-            print(f"{path}: the results table differs from {PATHS.compare.report}; run "
+            print(f"{path}: a results table differs from {PATHS.compare.report} or {GPU_PROFILE}; run "
                   "python -m pipeline.experiments.results_table --write", file=sys.stderr)
             return 1
         return 0
