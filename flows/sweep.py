@@ -26,15 +26,14 @@ POINT_DEPLOYMENT = "experiment-point/point"
 
 
 @task(name="dvc-exp-run", retries=0, cache_policy=None)
-def _point(point: dict[str, Any], name: str, targets: list[str], dvc_remote: str | None) -> dict[str, Any]:
+def _point(point: dict[str, Any], name: str, targets: list[str]) -> dict[str, Any]:
     log = get_run_logger()
-    return run_point(point, name, targets, dvc_remote, log.info)
+    return run_point(point, name, targets, log.info)
 
 
 @flow(name="experiment-point", log_prints=True)
-def experiment_point(point: dict[str, Any], name: str, targets: list[str] | None = None,
-                     dvc_remote: str | None = None) -> dict[str, Any]:
-    result = _point(point, name, list(targets or []), dvc_remote)
+def experiment_point(point: dict[str, Any], name: str, targets: list[str] | None = None) -> dict[str, Any]:
+    result = _point(point, name, list(targets or []))
     create_markdown_artifact(key="experiment-point", description=name, markdown=(
         f"**{markdown_cell(name)}** on {markdown_cell(result['host'])} (worker pid {result['worker_pid']}): "
         + ", ".join(f"`{markdown_cell(k)}={markdown_cell(v)}`" for k, v in point.items())))
@@ -52,7 +51,7 @@ def _wait(run_ids: list, poll_s: float) -> list:
 
 @flow(name="sweep", log_prints=True)
 def sweep(grid: dict[str, list[Any]], name: str = "sweep", targets: list[str] | None = None,
-          dvc_remote: str | None = None, poll_s: float = 2.0) -> list[dict[str, Any]]:
+          poll_s: float = 2.0) -> list[dict[str, Any]]:
     log = get_run_logger()
     targets = check_targets(list(targets or []))
     points = grid_points(grid)
@@ -61,7 +60,7 @@ def sweep(grid: dict[str, list[Any]], name: str = "sweep", targets: list[str] | 
     for point in points:
         exp = point_name(name, point)
         fr = run_deployment(POINT_DEPLOYMENT, timeout=0, parameters={
-            "point": point, "name": exp, "targets": targets, "dvc_remote": dvc_remote}, flow_run_name=exp)
+            "point": point, "name": exp, "targets": targets}, flow_run_name=exp)
         submitted.append((exp, fr.id))
     t0 = time.monotonic()
     runs = _wait([i for _, i in submitted], poll_s)

@@ -31,7 +31,7 @@ def test_the_gpu_profile_sets_real_budgets_and_dvc_applies_it_as_written(repo, t
     assert p.quail_mc.max_seq_len == 512 and p.strategyqa_qa.max_seq_len == 512
     for section in ("span_window", "longformer", "strategyqa_qa", "quail_mc"):
         gpu_s, cpu_s = getattr(p, section), getattr(cpu, section)
-        assert gpu_s.device == "cuda"  # bf16 autocast where the GPU has it (pick_device)
+        assert gpu_s.device == "auto"  # the worker's setting: CUDA with bf16 where there is one (pick_device)
         assert gpu_s.batch_size > cpu_s.batch_size and gpu_s.batch_size * gpu_s.max_steps > cpu_s.batch_size * cpu_s.max_steps
         assert gpu_s.patience > 0 and gpu_s.eval_every < gpu_s.max_steps
 
@@ -44,6 +44,9 @@ def test_the_gpu_profile_sets_real_budgets_and_dvc_applies_it_as_written(repo, t
     ("quail_mc.model_name_or_path: ${oc.env:AWS_SECRET_ACCESS_KEY}\n", "interpolation"),
     ("quail_mc.max_steps: [1, 2]\n", "plain number, string"),
     ("- a\n", "mapping"),
+    ("quail_mc.device: cuda\n", "may not set quail_mc.device"),
+    ("distributed.rdzv_endpoint: evil.example:29400\n", "may not set distributed.rdzv_endpoint"),
+    ("quail_mc.model_name_or_path: /etc\n", "models installed on this worker"),
 ])
 def test_a_bad_profile_is_refused_before_dvc_runs(tmp_path, text, error):
     path = tmp_path / "p.yaml"

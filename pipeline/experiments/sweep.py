@@ -34,11 +34,14 @@ from pipeline.common.layout import PATHS
 from pipeline.common.runtime import dies_with_this_process
 from pipeline.experiments.targets import check_targets
 from pipeline.params import PROJECT_PARAMS_FILE, Params, format_validation_error
+from pipeline.params_trust import INFRASTRUCTURE, NotRunSettable, check_run_settable
 
 REPO_ENV = "QA_PIPELINE_SWEEP_REPO"  # the git URL (or path) workers clone
 REV_ENV = "QA_PIPELINE_SWEEP_REV"  # optional branch/tag; default: the remote's default branch
 WORKDIR_ENV = "QA_PIPELINE_SWEEP_WORKDIR"  # where clones go (next to the data that params name as ../shared)
+DVC_REMOTE_ENV = "QA_PIPELINE_SWEEP_DVC_REMOTE"  # optional DVC remote name; default: the repository's default
 _KEY = re.compile(r"[a-z_]+(?:\.[a-z_0-9]+)+")
+MAX_GRID_POINTS = 64  # one sweep queues at most this many points (each a full `dvc exp run` on a worker)
 
 
 class SweepError(RuntimeError):
@@ -92,9 +95,20 @@ def grid_points(grid: dict[str, list[Any]], params_file: Path = PROJECT_PARAMS_F
     bad = [k for k in grid if not isinstance(k, str) or not _KEY.fullmatch(k)]
     if bad:
         raise SweepError(f"grid keys must be section.key of params.yaml, got {bad}")
+    size = 1
+    for values in grid.values():
+        size *= len(values)
+    if size > MAX_GRID_POINTS:
+        raise SweepError(f"grid: {size} points, more than {MAX_GRID_POINTS}; split the sweep")
     for key, values in grid.items():
         for value in values:
             _check_value(key, value)
+    infrastructure = sorted(k for k in grid if k in INFRASTRUCTURE)
+    if infrastructure:  # science only: a run never chooses paths, hosts, ports, devices or modules
+        try:
+            check_run_settable(dict.fromkeys(infrastructure))
+        except NotRunSettable as exc:
+            raise SweepError(str(exc)) from None
     raw = yaml.safe_load(Path(params_file).read_text(encoding="utf-8"))
     keys = sorted(grid)
     points = [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
@@ -110,8 +124,11 @@ def grid_points(grid: dict[str, list[Any]], params_file: Path = PROJECT_PARAMS_F
             node[path[-1]] = value
         try:
             Params.model_validate(trial)
+            check_run_settable(point)  # a key no one has classified yet is refused too
         except ValidationError as exc:
             raise SweepError(format_validation_error(exc, f"grid point {point}")) from None
+        except NotRunSettable as exc:
+            raise SweepError(str(exc)) from None
     return points
 
 
@@ -144,8 +161,8 @@ def run(cmd: list[str], cwd: Path, log: Callable[[str], None], what: str) -> str
     return out
 
 
-def run_point(point: dict[str, Any], name: str, targets: list[str], dvc_remote: str | None,
-              log: Callable[[str], None], workdir: Path | None = None) -> dict[str, Any]:
+def run_point(point: dict[str, Any], name: str, targets: list[str], log: Callable[[str], None],
+              workdir: Path | None = None) -> dict[str, Any]:
     """Clone, pull, ``dvc exp run``, push. Returns the point, its headline metrics and where it ran. The point
     and name come from a run's parameters: both are checked before any file is touched."""
     check_point(point)
@@ -164,6 +181,7 @@ def run_point(point: dict[str, Any], name: str, targets: list[str], dvc_remote: 
     try:
         rev = os.environ.get(REV_ENV)
         run(["git", "clone", "-q", *(["--branch", rev] if rev else []), repo, str(clone)], base, log, "git clone")
+        dvc_remote = os.environ.get(DVC_REMOTE_ENV)  # the worker's, like the repository: never a run's choice
         remote = ["-r", dvc_remote] if dvc_remote else []
         # what the point does not change comes from the remote; a missing output is recomputed by exp run
         run(["dvc", "pull", "--allow-missing", *remote, *(["--with-deps", *targets] if targets else [])], clone,

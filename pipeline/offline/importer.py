@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from pipeline.offline.bundle import MODEL_KEYS, ROOT, START_MODEL, node_files
+from pipeline.params_trust import INFRASTRUCTURE, NotRunSettable, check_run_settable
 
 TRAINING_SECTIONS = ("span_window", "longformer", "strategyqa_qa", "quail_mc")
 MAX_MEMBER_BYTES = 64 * 2**20
@@ -89,14 +90,21 @@ def training_overrides(node_params: dict, base_params: dict) -> list[str]:
     if other:
         raise ImportError_(f"the node's params differ from this checkout's in {', '.join(other)}: the bundle was "
                            "built from another params.yaml; import into the commit it was built from (--base)")
-    overrides = []
+    overrides, chosen = [], {}
     for section in TRAINING_SECTIONS:
         for key, value in node_params[section].items():
             name = f"{section}.{key}"
             if name in MODEL_KEYS and value == START_MODEL:
                 continue  # the bundle's copy of the checkout's own starting weights
+            if name in INFRASTRUCTURE:
+                continue  # where the node ran (its device) describes the node; the branch keeps this checkout's
             if base_params[section].get(key) != value:
+                chosen[name] = value
                 overrides.append(f"{name}={'null' if value is None else str(value).lower() if isinstance(value, bool) else value}")
+    try:  # the archive is a stranger's file: it may change the science, like a run, and nothing else
+        check_run_settable(chosen, "the node's params")
+    except NotRunSettable as exc:
+        raise ImportError_(str(exc)) from None
     return overrides
 
 

@@ -34,6 +34,10 @@ from typing import Any
 BUNDLE = Path(__file__).resolve().parents[2]
 TRAINED = {"train_span": "span_window", "train_longformer": "longformer"}
 STATE_FILE = "node_state.json"
+# stages that hand a model to the next one: models do not come back in results.tar.gz, so a resumed run redoes
+# a chain it finds half done (the other stages train, predict and score in one call)
+MODEL_CHAINS = (("train_span", "predict_span", "evaluate_span"),
+                ("convert_longformer", "train_longformer", "predict_longformer", "evaluate_longformer"))
 
 
 class Stopped(BaseException):
@@ -61,6 +65,10 @@ def resume_from(folder: Path, bundle: Path, outputs: list[str]) -> dict[str, dic
                    if m.name != "params.yaml" and any(m.name == o or m.name.startswith(o.rstrip("/") + "/")
                                                       for o in outputs)]
         tar.extractall(bundle, members=members, filter="data")
+    for chain in MODEL_CHAINS:
+        if not all(stage in done for stage in chain):
+            for stage in chain:
+                done.pop(stage, None)
     return done
 
 

