@@ -95,6 +95,41 @@ def _train_stage(work: Path, params: Params) -> dict:
         os.chdir(old)
 
 
+class ListeningSockets:
+    """Every address a process of this test's tree listens on while training runs (the rendezvous store, the
+    workers' store, gloo's own sockets), polled in a thread."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.seen: set[tuple[str, str]] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self._stop.is_set():
+            pids = {me.pid} | {c.pid for c in me.children(recursive=True)}
+            for conn in psutil.net_connections(kind="inet"):
+                if conn.status == psutil.CONN_LISTEN and conn.pid in pids:
+                    try:
+                        name = psutil.Process(conn.pid).name()
+                    except psutil.NoSuchProcess:
+                        name = "?"
+                    self.seen.add((conn.laddr.ip, name))
+            self._stop.wait(0.05)
+
+    def __enter__(self) -> "ListeningSockets":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 @pytest.fixture(scope="module")
 def runs(no_dropout_model, repo, tmp_path_factory) -> dict[str, tuple[dict, Path]]:
     """The same train_span stage three ways: in its own process; nproc_per_node 2; nnodes 2 with a join
@@ -102,6 +137,7 @@ def runs(no_dropout_model, repo, tmp_path_factory) -> dict[str, tuple[dict, Path
     root = tmp_path_factory.mktemp("dist")
     old_pp = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(repo)
+    listening = ListeningSockets().__enter__()
     try:
         out = {}
         for name, dist in (("here", _dist()), ("two_procs", _dist(nproc_per_node=2))):
@@ -122,8 +158,11 @@ def runs(no_dropout_model, repo, tmp_path_factory) -> dict[str, tuple[dict, Path
         assert join.returncode == 0, join_log[-3000:]
         out["two_nodes"] = (stats, work / "models/span_window")
         out["join_log"] = join_log
+        listening.__exit__()
+        out["listening"] = listening.seen
         return out
     finally:
+        listening.__exit__()
         if old_pp is None:
             os.environ.pop("PYTHONPATH", None)
         else:
@@ -269,3 +308,11 @@ def test_accelerate_configs_in_infra_load(repo):
     for path in configs:
         cfg = load_config_from_file(str(path))
         assert str(cfg.distributed_type).endswith("MULTI_GPU") and cfg.num_processes % cfg.num_machines == 0
+
+
+def test_the_stores_listen_on_the_configured_interface_only(runs):
+    """torch's own stores listen on every interface; the stage's (rendezvous) and rank 0's (workers) listen on
+    127.0.0.1, the host of rdzv_endpoint, and so does every other socket of the training's processes."""
+    seen = runs["listening"]
+    assert seen, "no listening socket seen during training"
+    assert {ip for ip, _ in seen} == {"127.0.0.1"}, seen

@@ -59,3 +59,27 @@ def test_a_failed_training_leaves_join_waiting_for_the_next(tmp_path, repo, monk
             join.kill()
     assert "joined training qa-" in out and "failed" in out, out[-3000:]
     assert "no training run to join within 20 s" in out  # it went on waiting, then gave up as asked
+
+
+def test_a_fresh_pointer_left_by_a_killed_stage_or_dated_ahead_is_not_joined(tmp_path, repo):
+    """A stage killed seconds ago leaves a pointer younger than --max-age; nothing hosts its run any more, so
+    join does not start a torchrun that would wait in a dead rendezvous (and then hold the next run up)."""
+    from pipeline.training.launch import RUN_KEY, bound_store
+
+    port = free_port()
+    spec = tmp_path / "spec.json"
+    _write_atomic(spec, b"{}")
+    pointer = {"rdzv_id": "qa-000000000000", "spec": str(spec), "nnodes": 2, "rdzv_endpoint": f"127.0.0.1:{port}",
+               "written": time.time()}
+    _write_atomic(tmp_path / POINTER, json.dumps(pointer).encode())
+    out, _ = _join(tmp_path, repo, port, "--once", "--timeout", "3").communicate(timeout=120)
+    assert "no training run to join within 3 s" in out and "joined training" not in out, out[-2000:]
+    store = bound_store("127.0.0.1", port)  # a newer stage hosts another run at the same endpoint
+    store.set(RUN_KEY, "qa-111111111111")
+    out, _ = _join(tmp_path, repo, port, "--once", "--timeout", "3").communicate(timeout=120)
+    assert "is not the run hosted" in out and "joined training" not in out, out[-2000:]
+    _write_atomic(tmp_path / POINTER, json.dumps(pointer | {"rdzv_id": "qa-111111111111",
+                                                            "written": time.time() + 3600}).encode())
+    out, _ = _join(tmp_path, repo, port, "--once", "--timeout", "3").communicate(timeout=120)
+    assert "joined training" not in out, out[-2000:]  # dated an hour ahead: not fresh
+    del store

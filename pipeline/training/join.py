@@ -4,8 +4,9 @@ Run it in the same checkout (shared storage) on every node but the one running `
 ``distributed`` params (``nnodes`` > 1, ``rdzv_endpoint``). Each time a training stage there starts
 ``torchrun`` it writes ``.training-launch.json``; this process then starts this node's ``torchrun`` into the
 same rendezvous, waits for it, and waits for the next stage (``--once``: one training, then exit). A failed
-training leaves it waiting for the next; a pointer older than ``--max-age`` (left by a killed stage) or not
-this user's private file is ignored."""
+training leaves it waiting for the next; a pointer older than ``--max-age`` (left by a killed stage), dated in
+the future, not this user's private file, or naming a run that the rendezvous store at ``rdzv_endpoint`` is
+not hosting now (the stage that wrote it is gone, or a newer one replaced it) is ignored."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from pipeline.common.runtime import get_logger
 from pipeline.params import ParamsError, load_params
-from pipeline.training.launch import POINTER, RUN_ID, run_torchrun, torchrun_command, trusted_file
+from pipeline.training.launch import POINTER, RUN_ID, hosted_run, run_torchrun, torchrun_command, trusted_file
 
 DEFAULT_MAX_AGE_S = 120.0  # node 0 writes the pointer right before its torchrun, which waits for the others
 
@@ -44,7 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     since = time.monotonic()
     while True:
         launch = _read_pointer(args.max_age)
-        if launch and launch["rdzv_id"] not in joined:
+        hosted = hosted_run(dist.rdzv_endpoint) if launch and launch["rdzv_id"] not in joined else None
+        if launch and hosted and hosted != launch["rdzv_id"]:
+            log.info("launch %s is not the run hosted at %s (a newer one is): not joining it",
+                     launch["rdzv_id"], dist.rdzv_endpoint)
+            joined.add(launch["rdzv_id"])
+        elif launch and hosted == launch["rdzv_id"]:  # the run its stage hosts now (None: ended or not yet up)
             joined.add(launch["rdzv_id"])
             if launch["rdzv_endpoint"] != dist.rdzv_endpoint or launch["nnodes"] != dist.nnodes:
                 log.error("launch %s uses %s x %d nodes, this node's params %s x %d: not joining",
@@ -76,7 +82,7 @@ def _read_pointer(max_age: float = DEFAULT_MAX_AGE_S) -> dict | None:
         return None
     try:
         launch = json.loads(POINTER.read_text())
-        fresh = time.time() - float(launch["written"]) <= max_age
+        fresh = 0 <= time.time() - float(launch["written"]) <= max_age  # a future date is no fresher
         spec_ok = bool(RUN_ID.fullmatch(str(launch["rdzv_id"]))) and trusted_file(Path(launch["spec"]))
     except (FileNotFoundError, json.JSONDecodeError, KeyError, TypeError, ValueError):  # being replaced
         return None

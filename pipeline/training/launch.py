@@ -21,6 +21,13 @@ waits for ``torchrun``, tokenizes nothing (a recipe's call builds its arguments 
 Several machines: node 0 (where ``dvc repro`` runs) also writes ``.training-launch.json`` in the checkout,
 which must be on storage every node sees (the models are written there too); on each other node
 ``python -m pipeline.training.join`` waits for it and starts its own ``torchrun`` into the same rendezvous.
+
+Where the stores listen: torch's own rendezvous and worker stores listen on every interface, whatever host is
+configured, and a store is pickled state a peer can write. So the stage hosts the rendezvous store itself, on
+a socket bound to ``rdzv_endpoint``'s host only (loopback for one node), and starts ``torchrun`` as a client of
+it (``is_host=false``); the workers' store is made the same way by rank 0's worker, on the address its agent
+announced (node 0: ``rdzv_endpoint``'s host), and handed to ``init_process_group``. The store also holds the
+run id, so a ``join`` reading a stale pointer sees that the run it names is not the one being hosted.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import importlib
 import json
 import os
 import re
+import socket
 import stat
 import subprocess
 import sys
@@ -49,6 +57,8 @@ STAGES_PACKAGE = "pipeline.stages"
 RECIPE_NAME = "training_call"
 STAGE_MODULE = re.compile(r"[a-z][a-z0-9_]*")
 RUN_ID = re.compile(r"qa-[0-9a-f]{12}")
+RUN_KEY = "qa-pipeline/run-id"  # in the hosted rendezvous store: the run it is hosting
+SHARED_STORE_OFF = {"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"}  # no agent store on every interface
 ERROR_LINE = re.compile(r"^(?:\[rank\d+\]: )?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)\b: ")
 
 
@@ -81,17 +91,54 @@ def under_torchrun() -> bool:
     return "TORCHELASTIC_RUN_ID" in os.environ or ("LOCAL_RANK" in os.environ and "WORLD_SIZE" in os.environ)
 
 
-def torchrun_command(nproc_per_node: int, nnodes: int, rdzv_endpoint: str | None, rdzv_id: str,
-                     spec: Path) -> list[str]:
-    """``torchrun`` (as ``python -m torch.distributed.run``, the interpreter this stage runs on) for one spec.
-    One node: its own store on a free loopback port. Several: the c10d rendezvous at ``rdzv_endpoint``. The
-    run id reaches every worker (``TORCHELASTIC_RUN_ID``), which reads only a spec carrying the same one."""
+def split_endpoint(endpoint: str) -> tuple[str, int]:
+    """``host:port`` or ``[v6]:port`` as (host, port)."""
+    host, _, port = endpoint.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def bound_store(host: str, port: int, world_size: int | None = None):
+    """A TCPStore server listening on ``host`` only: a socket bound there, handed over to the store (which
+    closes it when it goes)."""
+    import datetime as dt
+
+    from torch.distributed import TCPStore
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.create_server((host, port), family=family, backlog=128)
+    store = TCPStore(host, sock.getsockname()[1], world_size, is_master=True, multi_tenant=True,
+                     master_listen_fd=sock.fileno(), wait_for_workers=False, timeout=dt.timedelta(seconds=300))
+    sock.detach()  # the store owns the descriptor now
+    return store
+
+
+def hosted_run(endpoint: str) -> str | None:
+    """The run id node 0's store is hosting at ``endpoint`` now, or None when nothing answers there."""
+    import datetime as dt
+
+    from torch.distributed import TCPStore
+
+    host, port = split_endpoint(endpoint)
+    try:
+        with socket.create_connection((host, port), timeout=3):
+            pass
+        store = TCPStore(host, port, is_master=False, timeout=dt.timedelta(seconds=5))
+        return store.get(RUN_KEY).decode()
+    except (OSError, RuntimeError, ValueError):
+        return None
+
+
+def torchrun_command(nproc_per_node: int, nnodes: int, rdzv_endpoint: str, rdzv_id: str, spec: Path,
+                     local_addr: str | None = None) -> list[str]:
+    """``torchrun`` (as ``python -m torch.distributed.run``, the interpreter this stage runs on) for one spec,
+    as a client of the rendezvous store the stage hosts at ``rdzv_endpoint`` (:func:`bound_store`). Node 0
+    announces ``local_addr`` (the endpoint's host) to the workers of every node. The run id reaches every
+    worker (``TORCHELASTIC_RUN_ID``), which reads only a spec carrying the same one."""
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc_per_node),
-           "--rdzv-id", rdzv_id]
-    if nnodes > 1:
-        cmd += ["--nnodes", str(nnodes), "--rdzv-backend", "c10d", "--rdzv-endpoint", str(rdzv_endpoint)]
-    else:
-        cmd += ["--nnodes", "1", "--master_addr", "127.0.0.1", "--master_port", str(free_port())]
+           "--rdzv-id", rdzv_id, "--nnodes", str(nnodes), "--rdzv-backend", "c10d", "--rdzv-endpoint",
+           rdzv_endpoint, "--rdzv-conf", "is_host=false"]
+    if local_addr:
+        cmd += ["--local-addr", local_addr]
     return cmd + ["-m", "pipeline.training.launch", str(spec)]
 
 
@@ -100,7 +147,7 @@ def run_torchrun(cmd: list[str], what: str) -> None:
     group if this process is interrupted, so no worker outlives the stage."""
     log = get_logger()
     log.info("%s: %s", what, " ".join(cmd[1:]))
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **SHARED_STORE_OFF)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             start_new_session=True, preexec_fn=dies_with_this_process())
     tail: list[str] = []
@@ -173,16 +220,22 @@ def _launch(stage: str, variant: str, params: Params, out_dir: Path) -> dict[str
     rdzv_id = f"qa-{uuid.uuid4().hex[:12]}"
     _write_atomic(spec, json.dumps({"stage": stage, "variant": variant, "run_id": rdzv_id,
                                     "params": params.model_dump(mode="json")}).encode())
+    host, port = split_endpoint(dist.rdzv_endpoint) if dist.nnodes > 1 else ("127.0.0.1", 0)
+    store = bound_store(host, port)  # the configured interface only, hosted for as long as this stage runs
+    store.set(RUN_KEY, rdzv_id)
+    endpoint = f"[{host}]:{store.port}" if ":" in host else f"{host}:{store.port}"
     if dist.nnodes > 1:  # the other nodes' join processes start their torchrun from this
         _write_atomic(POINTER, json.dumps({"rdzv_id": rdzv_id, "spec": str(spec.resolve()), "nnodes": dist.nnodes,
                                            "rdzv_endpoint": dist.rdzv_endpoint, "written": time.time()}).encode())
     try:
         what = f"{stage}@{variant} training on {dist.nproc_per_node} process(es) x {dist.nnodes} node(s)"
-        run_torchrun(torchrun_command(dist.nproc_per_node, dist.nnodes, dist.rdzv_endpoint, rdzv_id, spec), what)
+        run_torchrun(torchrun_command(dist.nproc_per_node, dist.nnodes, endpoint, rdzv_id, spec, local_addr=host),
+                     what)
         if not stats.exists():
             raise RuntimeError(f"{what}: torchrun exited 0 but rank 0 wrote no statistics ({stats})")
         return json.loads(stats.read_text())
     finally:
+        del store  # stops listening
         if dist.nnodes > 1:
             POINTER.unlink(missing_ok=True)
         for f in (spec, stats):
@@ -235,9 +288,27 @@ def _worker(spec_path: Path) -> None:
     recipe = getattr(module, RECIPE_NAME, None)
     if not callable(recipe):
         raise SystemExit(f"SpecError: {STAGES_PACKAGE}.{stage} has no training recipe ({RECIPE_NAME})")
+    keep = _init_process_group()  # before Accelerate, which uses the group it finds
     result = recipe(params, variant).call.run()
+    del keep
     if os.environ.get("RANK", "0") == "0":
         _write_atomic(spec_path.with_name("stats.json"), json.dumps(result).encode())
+
+
+def _init_process_group():
+    """The workers' process group on a store that rank 0 serves on the address its agent announced
+    (``MASTER_ADDR``) only, not on every interface as ``init_process_group``'s own env:// store would."""
+    import datetime as dt
+
+    import torch.distributed as torch_dist
+    from torch.distributed import TCPStore
+
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    host, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+    store = (bound_store(host, port, world) if rank == 0
+             else TCPStore(host, port, world, is_master=False, timeout=dt.timedelta(seconds=300)))
+    torch_dist.init_process_group(store=store, rank=rank, world_size=world)
+    return store
 
 
 if __name__ == "__main__":
