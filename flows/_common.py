@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from flows._server import shared_api_url, stage_lease
+from flows._server import reap_killed_runs, record_run, shared_api_url, stage_lease
 from pipeline.common.transient import is_transient
 from pipeline.params import DEFAULT_PARAMS_FILE, Params, ParamsError, load_params
 
@@ -73,8 +73,13 @@ def stage_main(flow: Callable[..., Any], argv: list[str] | None = None,
 
     api_url = os.environ.get("PREFECT_API_URL") or shared_api_url()
     name = getattr(flow, "name", "stage") + (f"@{args.variant}" if variants else "")
+    def leased(flow: Any, flow_run: Any, state: Any) -> None:
+        record_run(str(flow_run.id), api_url)
+
     named = flow.with_options(flow_run_name=name.replace("{", "{{").replace("}", "}}"),
-                              on_crashed=[*flow.on_crashed_hooks, cancelled_if_stopped])
+                              on_crashed=[*flow.on_crashed_hooks, cancelled_if_stopped],
+                              on_running=[*flow.on_running_hooks, leased])
+    reap_killed_runs()  # an earlier stage of this checkout killed with SIGKILL: its run says Crashed
     with stage_lease(), temporary_settings({PREFECT_API_URL: api_url}), tags(*run_tags()):
         if variants:
             named(args.variant, params_file=args.params)

@@ -148,7 +148,9 @@ def shared_api_url(timeout_s: float = 180.0, announce: bool = True) -> str:
 
 @contextlib.contextmanager
 def stage_lease() -> Iterator[None]:
-    """Held while a stage runs: the supervisor does not stop the server under a running stage."""
+    """Held while a stage runs: the supervisor does not stop the server under a running stage. It also names
+    the stage's flow run and server (:func:`record_run`), so a stage killed with SIGKILL, which cannot say it
+    ended, is marked Crashed by whoever finds its lease next (:func:`reap_killed_runs`)."""
     LEASES.mkdir(parents=True, exist_ok=True)
     lease = LEASES / str(os.getpid())
     lease.touch()
@@ -159,14 +161,55 @@ def stage_lease() -> Iterator[None]:
         LAST_RELEASE.touch()
 
 
-def _live_leases() -> int:
-    live = 0
+def record_run(flow_run_id: str, api_url: str) -> None:
+    """``on_running`` hook of a stage: its lease says which run on which server it is."""
+    lease = LEASES / str(os.getpid())
+    if lease.exists():
+        tmp = lease.with_name(f".{lease.name}.tmp")
+        tmp.write_text(json.dumps({"flow_run_id": flow_run_id, "api_url": api_url}), encoding="utf-8")
+        tmp.replace(lease)
+
+
+def crash_if_running(api_url: str, flow_run_id: str, pid: int) -> bool:
+    """Set a run that is still Running to Crashed: its process is gone without a word (SIGKILL, the OOM killer,
+    a lost machine), and a Running run would hold its deployment's concurrency slot for good. Prefect's own
+    client, so a server with auth and CSRF protection takes it like any other call of this user's."""
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.states import Crashed
+
+    try:
+        with temporary_settings({PREFECT_API_URL: api_url}), get_client(sync_client=True) as client:
+            run = client.read_flow_run(flow_run_id)
+            if run.state is None or run.state.type.value != "RUNNING":
+                return False
+            client.set_flow_run_state(flow_run_id, Crashed(
+                message=f"the stage's process (pid {pid}) ended without reporting: killed (SIGKILL or lost)"),
+                force=True)
+            return True
+    except Exception:  # noqa: BLE001 - a server that is gone or refuses: the lease goes, nothing else to do
+        return False
+
+
+def reap_killed_runs() -> list[str]:
+    """Leases of stages whose process is gone: their runs marked Crashed (when still Running), the leases
+    removed. Called by the supervisor's idle loop and by every stage as it starts."""
+    reaped = []
     for lease in LEASES.glob("[0-9]*"):
-        if pid_alive(int(lease.name)):
-            live += 1
-        else:  # a stage killed with SIGKILL leaves its lease behind
-            lease.unlink(missing_ok=True)
-    return live
+        pid = int(lease.name)
+        if pid_alive(pid):
+            continue
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            owner = json.loads(lease.read_text(encoding="utf-8") or "{}")
+            if owner and crash_if_running(str(owner["api_url"]), str(owner["flow_run_id"]), pid):
+                reaped.append(str(owner["flow_run_id"]))
+        lease.unlink(missing_ok=True)
+    return reaped
+
+
+def _live_leases() -> int:
+    reap_killed_runs()  # a stage killed with SIGKILL leaves its lease behind
+    return sum(1 for lease in LEASES.glob("[0-9]*") if pid_alive(int(lease.name)))
 
 
 def stop_shared_server(timeout_s: float = 60.0) -> bool:

@@ -99,3 +99,62 @@ def test_the_cdx_client_says_who_is_asking():
     with server as url:
         list(CdxClient(url, retrying_session(total=0, contact="mailto:me@example.org")).query("www.bbc.co.uk/news/", page_size=5000))
     assert server.agents and "+mailto:me@example.org" in server.agents[0] and "github.com/)" not in server.agents[0]
+
+
+class _Redirector:
+    """A CDX endpoint that answers every query with a redirect to ``location(port)``."""
+
+    def __init__(self, location):
+        self.hits: list[str] = []
+        hits = self.hits
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                hits.append(self.path)
+                if self.path.startswith("/moved"):
+                    body = (json.dumps(list(ROW)) + "\n").encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                self.send_response(302)
+                self.send_header("Location", location(self.server.server_address[1]) + "?" + self.path.split("?", 1)[-1])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.port = self.server.server_address[1]
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_redirect_to_another_host_is_not_followed():
+    other = _Server(lambda: iter([b"[]\n"]), 3)
+    with other as other_url:
+        away = _Redirector(lambda port: other_url)
+        home = _Redirector(lambda port: f"http://127.0.0.1:{port}/moved")
+        try:
+            with pytest.raises(CdxFormatError, match="redirected to another host"):
+                list(CdxClient(f"http://127.0.0.1:{away.port}/cdx").query("bbc.co.uk/news/", page_size=10))
+            assert other.agents == []  # the other host got nothing
+            caps = list(CdxClient(f"http://127.0.0.1:{home.port}/cdx").query("bbc.co.uk/news/", page_size=10))
+            assert caps == [] and home.hits[-1].startswith("/moved?")  # same host: followed, query kept
+        finally:
+            away.close()
+            home.close()
+
+
+def test_retry_after_is_capped():
+    from pipeline.wayback.cdx import MAX_RETRY_AFTER_S
+
+    retry = retrying_session().get_adapter("http://x").max_retries
+    assert retry.parse_retry_after("100000") == MAX_RETRY_AFTER_S and retry.parse_retry_after("3") == 3

@@ -168,3 +168,65 @@ def test_an_empty_warc_fails_and_keeps_the_articles(warc, tmp_path, monkeypatch)
         with pytest.raises(articles.EmptyWarcError, match=r"pages\.warc\.gz: holds no response record"):
             extract_flow.fn(params_file=str(tmp_path / "params.yaml"))
         assert (tmp_path / "data/interim/articles.jsonl").read_bytes() == before
+
+
+def test_a_warc_whose_every_page_is_rejected_fails_and_keeps_the_articles(warc, tmp_path, monkeypatch):
+    """Pages that are all rejected (an index, a video page, a 404) used to give an empty data set with exit 0
+    through extract, build_nlquad and split."""
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    from flows.extract import extract_flow
+
+    data, _ = warc
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data/raw").mkdir(parents=True)
+    (tmp_path / "data/raw/pages.warc.gz").write_bytes(data)
+    write_params(tmp_path / "params.yaml", {})
+    extract_flow.fn(params_file=str(tmp_path / "params.yaml"))
+    before = (tmp_path / "data/interim/articles.jsonl").read_bytes()
+    buf = io.BytesIO()
+    writer = WARCWriter(buf, gzip=True)
+    for i in range(3):
+        html = f"<html><head><title>Index {i}</title></head><body><p>Nothing here.</p></body></html>".encode()
+        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record(f"https://www.bbc.co.uk/news/{i}", "response",
+                                                      payload=io.BytesIO(html), http_headers=headers))
+    (tmp_path / "data/raw/pages.warc.gz").write_bytes(buf.getvalue())
+    with pytest.raises(articles.EmptyWarcError, match=r"none of its 3 pages is an article .*rejected: \{"):
+        extract_flow.fn(params_file=str(tmp_path / "params.yaml"))
+    assert (tmp_path / "data/interim/articles.jsonl").read_bytes() == before
+
+
+def test_articles_without_a_question_fail_build_and_split(tmp_path, monkeypatch, small_sample, warc):
+    from flows.extract import extract_flow
+
+    data, _ = warc
+    real = tmp_path / "real"
+    (real / "data/raw").mkdir(parents=True)
+    (real / "data/raw/pages.warc.gz").write_bytes(data)
+    monkeypatch.chdir(real)
+    extract_flow.fn(params_file=str(write_params(real / "params.yaml", {})))
+    real_articles = real / "data/interim/articles.jsonl"
+    from pipeline.common.layout import PATHS
+    from pipeline.params import load_params
+    from pipeline.stages import build_nlquad, split
+
+    monkeypatch.chdir(tmp_path)
+    params = load_params(write_params(tmp_path / "params.yaml", {}))
+    PATHS.extract.articles.parent.mkdir(parents=True)
+    row = json.loads((real_articles).read_text(encoding="utf-8").splitlines()[0])
+    for section in row["sections"]:
+        section["heading"] = "Background"  # no question left
+    PATHS.extract.articles.write_text(json.dumps(row) + "\n")
+    PATHS.extract.report.parent.mkdir(parents=True, exist_ok=True)
+    PATHS.extract.report.write_text("{}")
+    with pytest.raises(ValueError, match="none of the 1 articles .* interrogative sub-heading"):
+        build_nlquad.run(params)
+    assert not PATHS.build_nlquad.dataset.exists()
+    PATHS.build_nlquad.dataset.parent.mkdir(parents=True, exist_ok=True)
+    PATHS.build_nlquad.dataset.write_text(json.dumps({"version": "x", "data": []}))
+    with pytest.raises(ValueError, match="holds no article with a question"):
+        split.run(params)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from pipeline.common.layout import PATHS, LayoutError, load_layout
@@ -303,6 +304,7 @@ def test_moving_an_output_is_one_edit(repo, tmp_path):
 # modules that run stages or tools and so read params.yaml: the stages, their flows, the experiment tools, and
 # the training launcher (a torchrun rank rebuilds the stage's recipe from the params in its launch spec)
 PARAMS_READERS = ("pipeline/stages/", "flows/", "pipeline/experiments/", "pipeline/offline/", "pipeline/params.py",
+                  "pipeline/params_trust.py",
                   "pipeline/training/launch.py", "pipeline/training/join.py")
 
 
@@ -340,3 +342,14 @@ def test_the_schema_imports_only_section_models(repo):
                    if not (m.endswith(".config") or f"{m}.config" in loaded))  # a config module's package
     assert not extra, f"pipeline.params imports modules that are not section models: {extra}"
     assert {m for m in loaded if m.endswith(".config")} >= {"pipeline.sample.config", "pipeline.training.config"}
+
+
+@pytest.mark.parametrize("value", ["../outside/report.json", "/tmp/report.json", "~/report.json", "a/../../b", ""])
+def test_an_entry_outside_the_checkout_is_refused(value):
+    from pipeline.common.layout import Layout, LayoutError
+
+    layout = Layout({"stage": {"report": value}})
+    with pytest.raises(LayoutError, match="paths.stage.report"):
+        layout.stage.report
+    with pytest.raises(LayoutError, match="paths.stage.report"):
+        layout.leaves()

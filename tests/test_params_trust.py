@@ -82,3 +82,16 @@ def test_an_offline_nodes_params_change_only_science(repo):
     node["quail_mc"]["model_name_or_path"] = "/home/someone/model"
     with pytest.raises(ImportError_, match="models installed on this worker"):
         training_overrides(node, base)
+
+
+@pytest.mark.parametrize("name", ["antigravity", "this", "os", "../x", "pipeline.stages.extract"])
+def test_the_word_vectors_setting_never_imports_a_module(name):
+    """quail.word_vectors used to be imported by name: `this` printed, `antigravity` opened a browser."""
+    import sys
+
+    from pipeline.quail.vector_baselines import load_word_vectors
+
+    before = set(sys.modules)
+    with pytest.raises((ValueError, FileNotFoundError)):
+        load_word_vectors(name)
+    assert not {m for m in set(sys.modules) - before if m.split(".")[0] in ("antigravity", "this", "webbrowser")}

@@ -322,6 +322,35 @@ def test_a_stage_stopped_by_a_signal_is_cancelled_not_crashed(prefect_api, tmp_p
     assert [(r["name"], r["state_type"]) for r in runs] == [("slow_stage", "CANCELLED")], runs
 
 
+def test_a_stage_killed_with_sigkill_ends_crashed_not_running(prefect_api, tmp_path, repo):
+    """SIGKILL leaves a stage no moment to report: its run would stay Running for good (holding a deployment's
+    slot). Its lease names the run, and the next stage of the checkout to start marks it Crashed."""
+    env = dict(_env(prefect_api), QA_PIPELINE_PARENT_RUN="kill9")
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_STAGE, str(repo / "params.yaml")], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if "started" in line:
+                break
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    body = {"flow_runs": {"tags": {"all_": ["rebuild:kill9"]}}}
+    runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
+    assert [r["state_type"] for r in runs] == ["RUNNING"], runs  # what Prefect alone leaves
+    quick = SLOW_STAGE.replace("time.sleep(300)", "pass").replace("slow_stage", "quick_stage")
+    done = subprocess.run([sys.executable, "-c", quick, str(repo / "params.yaml")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
+    states = {r["name"]: (r["state_type"], r["state"]["message"]) for r in runs}
+    assert states["slow_stage"][0] == "CRASHED" and "killed" in states["slow_stage"][1], states
+    assert states["quick_stage"][0] == "COMPLETED", states
+
+
 SLOW_STAGE_SCRIPT = """
 import os, sys, time
 from pathlib import Path

@@ -24,6 +24,15 @@ def test_plot_rows_are_escaped_and_quoted(tmp_path):
     assert '"a,b"' in text and "q2,>=2000,\n" in text  # a comma stays in its column; '>' alone is harmless
 
 
+def test_a_list_or_mapping_in_a_plot_row_is_escaped_too(tmp_path):
+    """A list cell (QuAIL question types) was written as its str(), unescaped."""
+    write_plot_csv(tmp_path / "p.csv", ("qid", "types", "meta"),
+                   [["q1", [HOSTILE, "Causality"], {"why": HOSTILE}], ["q2", ("a", None), True]])
+    text = (tmp_path / "p.csv").read_text()
+    assert "<" not in text and text.count("&lt;/script>") == 4, text
+    assert "Causality" in text and "q2,a; ,True" in text
+
+
 def test_artifact_cells_carry_no_html_and_no_column_break():
     cell = markdown_cell("a | b <img src=x onerror=alert(1)>\n`code`")
     assert "<" not in cell and "\\|" in cell and "\n" not in cell and "`" not in cell

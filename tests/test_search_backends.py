@@ -114,6 +114,16 @@ def test_credentials_never_travel_in_a_shown_url(monkeypatch):
     assert "s3cret" not in str(err.value) and f"http://127.0.0.1:{port}" in str(err.value)
 
 
+@pytest.mark.parametrize("url", ["http://elastic:s3cr/et@127.0.0.1:9", "http://elastic:s3cret@127.0.0.1:notaport",
+                                 "http://elastic:s3c#ret@127.0.0.1:9", "http://elastic:s3cret@[::1:9",
+                                 "ftp://elastic:s3cret@127.0.0.1:9"])
+def test_a_url_that_does_not_parse_is_refused_without_its_password(url):
+    """urllib's and the client's ValueErrors quoted the whole URL ("Could not parse URL 'http://elastic:...'")."""
+    with pytest.raises(SearchBackendUnavailable) as err:
+        ElasticsearchBackend(url, "x", timeout=0.5)
+    assert "s3c" not in str(err.value) and "not shown" in str(err.value)
+
+
 def test_params_refuse_credentials_in_es_url_without_echoing_them(repo, tmp_path):
     import yaml
 

@@ -223,7 +223,15 @@ def test_hostile_experiment_points_sent_to_the_server_run_nothing(team, prefect,
                                     "job_variables": job_variables}, timeout=30)
         assert r.status_code == 422, (job_variables, r.status_code, r.text[:300])
         assert "Additional properties are not allowed" in r.text or "additional" in r.text.lower(), r.text[:300]
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0))  # the attacker's rendezvous and "Elasticsearch"
+    listener.settimeout(0.1)
+    evil = f"127.0.0.1:{listener.getsockname()[1]}"
+    env.update(QA_PIPELINE_ES_USER="elastic", QA_PIPELINE_ES_PASSWORD="worker-secret")  # the worker's own
     attacks = {
+        "rendezvous": ({"distributed.nnodes": 2, "distributed.rdzv_endpoint": evil}, "a5"),
+        "es-credentials": ({"search.backend": "elasticsearch", "search.es_urls": [f"http://{evil}"]}, "a6"),
         "file-key": ({"flows/_server.py:DEFAULT_PORT": "__import__('os').system('touch /tmp/pwned')"}, "a1"),
         "climb": ({"quail.pmi_window": 5}, "../victim"),
         "secret": ({"quail.word_vectors": "${oc.env:AWS_SECRET_ACCESS_KEY}"}, "a3"),
@@ -252,6 +260,11 @@ def test_hostile_experiment_points_sent_to_the_server_run_nothing(team, prefect,
     worker_log = (root / "hostile-worker.log").read_text(errors="replace")
     assert states == dict.fromkeys(attacks, "FAILED"), (states, worker_log[-4000:])
     assert "interpolation" in worker_log and "section.key" in worker_log and "letters, digits" in worker_log
+    assert "may not set distributed.nnodes, distributed.rdzv_endpoint" in worker_log
+    assert "may not set search.backend, search.es_urls" in worker_log
+    with pytest.raises(TimeoutError):  # nobody connected to the attacker's port
+        listener.accept()
+    listener.close()
     assert (victim / "keep.txt").read_text() == "keep"
     assert not Path("/tmp/pwned").exists() and not list(work.iterdir())  # no clone was even made
     refs = sh(["git", "ls-remote", str(team["origin"]), "refs/exps/*"], root, env).stdout

@@ -38,7 +38,9 @@ class Layout:
         if name not in self._tree:
             raise LayoutError(f"{LAYOUT_FILE.name} has no {self._where}.{name} (it has: {', '.join(self._tree)})")
         value = self._tree[name]
-        return Layout(value, f"{self._where}.{name}") if isinstance(value, dict) else Path(value)
+        if isinstance(value, dict):
+            return Layout(value, f"{self._where}.{name}")
+        return _inside_checkout(value, f"{self._where}.{name}")
 
     def keys(self) -> list[str]:
         return list(self._tree)
@@ -50,6 +52,18 @@ class Layout:
             node = self[name]
             out.update(node.leaves() if isinstance(node, Layout) else {f"{self._where}.{name}": node})
         return out
+
+
+def _inside_checkout(value: Any, where: str) -> Path:
+    """A relative path that stays in the checkout: stages write every entry, so ``../x`` or ``/x`` would make
+    ``dvc repro`` write outside it (and DVC track a file it does not own)."""
+    if not isinstance(value, str) or not value:
+        raise LayoutError(f"{LAYOUT_FILE.name}: {where} must be a relative path, got {value!r}")
+    path = Path(value)
+    if path.is_absolute() or ".." in path.parts or value.startswith("~"):
+        raise LayoutError(f"{LAYOUT_FILE.name}: {where} is {value!r}: entries are relative paths inside the "
+                          "checkout (no leading '/', '~' or '..')")
+    return path
 
 
 def load_layout(path: Path = LAYOUT_FILE) -> Layout:

@@ -19,8 +19,14 @@ from pipeline.common.runtime import atomic_output
 
 def plot_value(value: Any) -> Any:
     """Strings with ``&`` and ``<`` as entities: without ``<`` no tag and no ``</script>`` can be written
-    (``>=2000``, a bucket label, stays as it is); numbers and None as they are."""
-    return value.replace("&", "&amp;").replace("<", "&lt;") if isinstance(value, str) else value
+    (``>=2000``, a bucket label, stays as it is); numbers, booleans and None as they are. Anything else (a
+    list of question types, a mapping) is written as its text, escaped the same way: the CSV writer would
+    write its ``str()`` as it is."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, (list, tuple)):
+        value = "; ".join("" if v is None else str(v) for v in value)
+    return str(value).replace("&", "&amp;").replace("<", "&lt;")
 
 
 def markdown_cell(value: Any) -> str:

@@ -213,6 +213,12 @@ def extract_articles(warc: Path, params: ExtractParams, eras: EraTally | None = 
         eras.kept(ts, ex)
     kept.sort(key=lambda c: article_key(c[1].canonical_url or c[1].url or ""))
     counts["articles"] = len(kept)
+    if not kept:
+        rejected = {k.removeprefix("rejected_"): v for k, v in sorted(counts.items()) if k.startswith("rejected_")}
+        raise EmptyWarcError(f"{warc}: none of its {counts['pages']} pages is an article the extractor keeps "
+                             f"(rejected: {rejected or 'none'}); nothing was written, the previous articles are "
+                             "kept. Check the crawl's URLs (discover.url_prefixes, article_pattern) and the "
+                             "pages' layout")
     return [{"capture_timestamp": ts, **ex.to_json()} for ts, ex in kept], counts
 
 

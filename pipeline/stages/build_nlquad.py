@@ -13,7 +13,12 @@ from pipeline.params import Params
 
 
 def run(params: Params) -> dict:
-    dataset, dropped = build_dataset(load_articles(PATHS.extract.articles))
+    articles = load_articles(PATHS.extract.articles)
+    dataset, dropped = build_dataset(articles)
+    if not any(qa for doc in dataset["data"] for par in doc["paragraphs"] for qa in par["qas"]):
+        raise ValueError(f"build_nlquad: none of the {len(articles)} articles in {PATHS.extract.articles} has an "
+                         f"interrogative sub-heading with a section under it (dropped: {dict(sorted(dropped.items()))}"
+                         "); nothing was written, the previous data set is kept")
     write_json(PATHS.build_nlquad.dataset, dataset, indent=None)
     extract_counts = json.loads(PATHS.extract.report.read_text(encoding="utf-8"))
     stats = dataset_statistics(dataset) | {

@@ -16,6 +16,9 @@ def run(params: Params) -> dict:
     dataset = json.loads(PATHS.build_nlquad.dataset.read_text(encoding="utf-8"))
     splits = split_dataset(dataset, p.ratios, p.seed, p.group_key)
     sizes = split_sizes(splits)
+    if not any(doc["paragraphs"] for data in splits.values() for doc in data["data"]):
+        raise ValueError(f"split: {PATHS.build_nlquad.dataset} holds no article with a question; nothing was "
+                         "written, the previous splits are kept")
     # the split files and their sizes are one set: all written, then all renamed (a kill leaves no mix)
     write_json_set([*((PATHS.split.dir / f"{name}.json", data, None) for name, data in splits.items()),
                     (PATHS.split.report, sizes, 2)])

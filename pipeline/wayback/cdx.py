@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -121,11 +122,23 @@ def _response_lines(resp: requests.Response, max_line: int = _MAX_LINE) -> Itera
         yield buf.decode("utf-8", "replace")
 
 
+MAX_RETRY_AFTER_S = 300.0  # a server asking for more is asked again after this long
+MAX_REDIRECTS = 5
+
+
+class CappedRetry(Retry):
+    """urllib3's retry, whose ``Retry-After`` wait is capped: ``Retry-After: 100000`` from a server (or a
+    stranger in the middle) would otherwise stall discover for 28 hours."""
+
+    def parse_retry_after(self, retry_after: str) -> float:
+        return min(super().parse_retry_after(retry_after), MAX_RETRY_AFTER_S)
+
+
 def retrying_session(total: int = 5, backoff: float = 2.0, contact: str | None = None) -> requests.Session:
     session = requests.Session()
-    retry = Retry(total=total, backoff_factor=backoff, status_forcelist=sorted(RETRYABLE_HTTP_STATUS),
-                  allowed_methods=frozenset({"GET", "HEAD"}), respect_retry_after_header=True,
-                  raise_on_status=False)
+    retry = CappedRetry(total=total, backoff_factor=backoff, status_forcelist=sorted(RETRYABLE_HTTP_STATUS),
+                        allowed_methods=frozenset({"GET", "HEAD"}), respect_retry_after_header=True,
+                        raise_on_status=False, backoff_max=MAX_RETRY_AFTER_S)
     adapter = HTTPAdapter(max_retries=retry)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
@@ -153,7 +166,7 @@ class CdxClient:
         served = 0
         while True:
             resume = None
-            with self.session.get(self.cdx_url, params=params, timeout=self.timeout, stream=True) as resp:
+            with self._get(params) as resp:
                 resp.raise_for_status()
                 for cap in iter_cdx_json(_response_lines(resp)):
                     if isinstance(cap, _ResumeKey):
@@ -171,3 +184,22 @@ class CdxClient:
             if not resume:
                 return
             params["resumeKey"] = resume
+
+    def _get(self, params: dict[str, object]) -> requests.Response:
+        """The CDX reply, following redirects on the archive's own host only: a 302 to another host would send
+        the query (and the contact address) wherever the reply says, and take its answer as the archive's."""
+        home = urlsplit(self.cdx_url)
+        url: str = self.cdx_url
+        query: dict[str, object] | None = params
+        for _ in range(MAX_REDIRECTS + 1):
+            resp = self.session.get(url, params=query, timeout=self.timeout, stream=True, allow_redirects=False)
+            if not resp.is_redirect:
+                return resp
+            target = urljoin(resp.url, resp.headers.get("Location", ""))
+            resp.close()
+            there = urlsplit(target)
+            if (there.scheme, there.hostname, there.port) != (home.scheme, home.hostname, home.port):
+                raise CdxFormatError(f"{self.cdx_url}: redirected to another host ({there.scheme}://{there.hostname}"
+                                     f"{':' + str(there.port) if there.port else ''}); not followed")
+            url, query = target, None  # the Location carries the query
+        raise CdxFormatError(f"{self.cdx_url}: more than {MAX_REDIRECTS} redirects")
