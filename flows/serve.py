@@ -10,6 +10,11 @@ the server too if this started it. Starting again cancels the runs a ``make serv
 left Running, so their concurrency slot does not hold up the next rebuild; one ``make serve`` per deployment
 and checkout (a lock in ``.prefect/``).
 
+Serve owns only what it started: its deployment carries the tag ``served-by:<host>:<pid>``, and a second
+``make serve`` (another checkout, another machine, on one shared server) refuses to start while the first is
+alive (same host: its process; another host: the deployment polled within ``LIVE_POLL_S``), so it never takes
+the deployment over, and never cancels the first one's runs as orphans.
+
 Its deployment (``rebuild/<schedule.deployment_name>``, default ``rebuild/scheduled``) and prefect.yaml's for
 work pools (``rebuild/pool``) have different names: a served deployment re-registers under its name, so one
 name for both would hand the pool's deployment to this process. Serving under a name a work pool owns is
@@ -38,6 +43,73 @@ from flows._server import (
     stop_shared_server,
 )
 from pipeline.params import ParamsError, load_params
+
+
+SERVED_BY = "served-by:"
+LIVE_POLL_S = 90.0  # a runner polls its deployments every 10 s (PREFECT_RUNNER_POLL_FREQUENCY)
+
+
+def served_by_tag() -> str:
+    import socket
+
+    return f"{SERVED_BY}{socket.gethostname()}:{os.getpid()}"
+
+
+def live_server_of(full_name: str) -> str | None:
+    """The ``host:pid`` of another ``make serve`` that serves ``flow/name`` now, or None. Same host: its
+    process is alive; another host: the deployment was polled within ``LIVE_POLL_S``."""
+    import datetime as dt
+    import socket
+
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    from pipeline.common.runtime import pid_alive
+
+    with get_client(sync_client=True) as client:
+        try:
+            found = client.read_deployment_by_name(full_name)
+        except ObjectNotFound:
+            return None
+    owners = [t.removeprefix(SERVED_BY) for t in found.tags if t.startswith(SERVED_BY)]
+    if not owners or owners == [served_by_tag().removeprefix(SERVED_BY)]:
+        return None
+    host, _, pid = owners[0].rpartition(":")
+    if host == socket.gethostname():
+        return owners[0] if pid.isdigit() and pid_alive(int(pid)) else None
+    polled = found.last_polled
+    if polled is not None and (dt.datetime.now(dt.timezone.utc) - polled).total_seconds() < LIVE_POLL_S:
+        return owners[0]
+    return None
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def open_server_refusal(api_url: str, others_reach_it: bool | None = None) -> str | None:
+    """Why ``make serve`` will not serve through a server others can reach, or None. A server on another host
+    that answers without authentication lets anyone who reaches it deploy code to every worker and run this
+    serve's rebuilds: it must run with ``PREFECT_SERVER_API_AUTH_STRING`` (infra/prefect), and this process
+    with ``PREFECT_API_AUTH_STRING``. Asked of the server itself: an anonymous request must be refused."""
+    from urllib.parse import urlsplit
+
+    import httpx
+
+    if others_reach_it is None:
+        others_reach_it = (urlsplit(api_url).hostname or "") not in LOOPBACK
+    if not others_reach_it:
+        return None
+    try:
+        anonymous = httpx.get(api_url.rstrip("/") + "/admin/version", timeout=10).status_code
+    except httpx.HTTPError as exc:
+        return f"cannot reach the Prefect server at {api_url}: {type(exc).__name__}"
+    if anonymous != 401:
+        return (f"the Prefect server at {api_url} answers without authentication (HTTP {anonymous}): anyone who "
+                "reaches it can create deployments that run code on the workers. Start it with "
+                "PREFECT_SERVER_API_AUTH_STRING (infra/prefect/docker-compose.yml) and set PREFECT_API_AUTH_STRING here")
+    if not os.environ.get("PREFECT_API_AUTH_STRING"):
+        return f"the Prefect server at {api_url} needs authentication: set PREFECT_API_AUTH_STRING"
+    return None
 
 
 def pool_owner(full_name: str) -> str | None:
@@ -163,6 +235,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_server and not os.environ.get("PREFECT_API_URL"):
         print("--no-server needs PREFECT_API_URL", file=sys.stderr)
         return 2
+    if args.no_server:
+        refusal = open_server_refusal(os.environ["PREFECT_API_URL"])
+        if refusal:
+            print(refusal, file=sys.stderr)
+            return 2
     started_here = False
     if not args.no_server:
         # before anything imports prefect (the params check does, for the cron parser): a prefect imported
@@ -195,7 +272,16 @@ def main(argv: list[str] | None = None) -> int:
         concurrency_limit=1,
         description="dvc repro, then one artifact per track with the headline figures and their change",
         schedule=when,
+        tags=[served_by_tag()],
     )
+    other = live_server_of(f"rebuild/{schedule.deployment_name}")
+    if other:
+        print(f"rebuild/{schedule.deployment_name} is served by another make serve ({other}) on this server: "
+              f"serving it here would take its deployment and cancel its runs. Stop that one first, or set "
+              f"schedule.deployment_name in params.yaml to another name.", file=sys.stderr)
+        if started_here:
+            stop_shared_server()
+        return 2
     owner = pool_owner(f"rebuild/{schedule.deployment_name}")
     if owner:
         print(f"rebuild/{schedule.deployment_name} on this server is work pool {owner!r}'s deployment (prefect "

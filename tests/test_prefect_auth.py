@@ -97,3 +97,20 @@ def test_a_group_server_on_postgresql_with_auth_records_runs(repo):
                 assert "pg-probe|COMPLETED" in rows, rows
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_serve_refuses_a_server_others_reach_unless_it_asks_for_auth(locked_server, tmp_path, monkeypatch):
+    """`make serve --no-server` against a group server: refused when the server answers anonymous requests
+    (anyone who reaches it could deploy code to the workers), or when this process has no auth string."""
+    from flows.serve import open_server_refusal
+
+    api, _ = locked_server
+    (tmp_path / "open-home").mkdir()
+    monkeypatch.delenv("PREFECT_SERVER_API_AUTH_STRING")  # the locked server's, set for this module
+    with prefect_server(tmp_path / "open-home") as open_api:
+        assert "answers without authentication" in open_server_refusal(open_api, others_reach_it=True)
+        assert open_server_refusal(open_api) is None  # 127.0.0.1: this user's own server
+    monkeypatch.delenv("PREFECT_API_AUTH_STRING", raising=False)
+    assert "set PREFECT_API_AUTH_STRING" in open_server_refusal(api, others_reach_it=True)
+    monkeypatch.setenv("PREFECT_API_AUTH_STRING", SECRET)
+    assert open_server_refusal(api, others_reach_it=True) is None

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -225,6 +226,40 @@ def _serve_until_registered(tmp_path: Path, repo: Path, api: str) -> None:
         raise AssertionError("serve registered nothing:\n" + (tmp_path / "serve.log").read_text()[-3000:])
     finally:
         stop_process_group(proc, signal.SIGINT)
+        log.close()
+
+
+def test_a_second_serve_on_a_shared_server_takes_nothing_from_the_first(prefect_api, tmp_path, repo):
+    """Two make serve on one group server (two checkouts): the second used to take the deployment and mark the
+    first's live rebuild Cancelled as an orphan. Now it refuses while the first serves, and starts once the first
+    has stopped."""
+    first_dir, second_dir = tmp_path / "alice", tmp_path / "bob"
+    first_dir.mkdir()
+    second_dir.mkdir()
+    args = ("--no-server", "--interval", "86400", "--repo-dir", str(tmp_path))
+    first, log = _serve(first_dir, repo, _env(prefect_api), first_dir, *args)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(t.startswith("served-by:") for t in _deployments(prefect_api).get("scheduled", {}).get("tags", [])):
+            assert time.monotonic() < deadline and first.poll() is None, (first_dir / "serve.log").read_text()[-3000:]
+            time.sleep(1)
+        owner = _deployments(prefect_api)["scheduled"]
+        second = subprocess.run([sys.executable, "-m", "flows.serve", *args, "--params", str(repo / "params.yaml")],
+                                cwd=second_dir, env=_env(prefect_api), capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2 and "served by another make serve" in second.stderr, second.stderr[-2000:]
+        after = _deployments(prefect_api)["scheduled"]
+        assert (after["id"], after["tags"]) == (owner["id"], owner["tags"]) and first.poll() is None
+    finally:
+        stop_process_group(first, signal.SIGINT)
+        log.close()
+    again, log = _serve(second_dir, repo, _env(prefect_api), second_dir, *args)
+    try:
+        deadline = time.monotonic() + 120
+        while f"served-by:{socket.gethostname()}:{again.pid}" not in _deployments(prefect_api)["scheduled"]["tags"]:
+            assert time.monotonic() < deadline and again.poll() is None, (second_dir / "serve.log").read_text()[-3000:]
+            time.sleep(1)
+    finally:
+        stop_process_group(again, signal.SIGINT)
         log.close()
 
 

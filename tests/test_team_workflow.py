@@ -5,7 +5,7 @@ SeaweedFS as the S3 DVC remote, a Prefect server with a process work pool and wo
   (``dvc status`` clean, ``dvc repro`` runs no stage); a wrong secret is refused with a clear error. Credentials
   come from ``dvc remote modify --local`` (Alice) or the environment (Bob, the workers), never from git.
 - Prefect workers: the project's ``prefect.yaml`` deployed as is; a ``sweep`` of two points runs on two
-  ``prefect worker start`` processes at overlapping times, each point a ``dvc exp run`` in its own clone that
+  ``python -m flows.worker`` processes (Prefect's process worker, checking each run) at overlapping times, each point a ``dvc exp run`` in its own clone that
   pushes its experiment; Alice then sees both with ``dvc exp show`` and ``dvc metrics diff``."""
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
             log = (root / f"worker{i}.log").open("wb")
             logs.append(log)
             workers.append(subprocess.Popen(
-                [prefect_bin, "worker", "start", "--pool", "qa-pipeline", "--work-queue", queue, "--limit", "1",
+                [sys.executable, "-m", "flows.worker", "--pool", "qa-pipeline", "--work-queue", queue, "--limit", "1",
                  "--name", f"worker-{i}"], cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True))
         grid = {"quail.pmi_window": [5, 20]}
@@ -238,7 +238,7 @@ def test_hostile_experiment_points_sent_to_the_server_run_nothing(team, prefect,
         "outside": ({"../../x.yaml:a": 1}, "a4"),
     }
     log = (root / "hostile-worker.log").open("wb")
-    worker = subprocess.Popen([prefect_bin, "worker", "start", "--pool", "qa-pipeline", "--work-queue", "points",
+    worker = subprocess.Popen([sys.executable, "-m", "flows.worker", "--pool", "qa-pipeline", "--work-queue", "points",
                                "--limit", "2", "--name", "hostile"], cwd=root, env=env, stdout=log,
                               stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -271,6 +271,76 @@ def test_hostile_experiment_points_sent_to_the_server_run_nothing(team, prefect,
     # compare whole experiment names: "a1" is also a substring of many a commit hash in the listing
     pushed = {line.rsplit("/", 1)[-1] for line in refs.splitlines() if line.strip()}
     assert not pushed & {name for _, name in attacks.values()} and not any("victim" in n for n in pushed), refs
+
+
+def test_an_api_caller_cannot_deploy_code_to_the_workers(team, prefect, repo, tmp_path):
+    """Anyone who reaches the API can create a deployment, edit one, or edit the pool's job template; Prefect's
+    own worker would run each with its secrets. The project's worker checks every run against its checkout's
+    prefect.yaml and job template first: each of these runs ends Crashed and nothing of it runs."""
+    root, store = team["root"], team["store"]
+    marker = tmp_path / "pwned"
+    env = _env(team["env"], **_aws(store), QA_PIPELINE_CHECKOUT=str(repo), QA_PIPELINE_SWEEP_REPO=str(team["origin"]),
+               QA_PIPELINE_SWEEP_WORKDIR=str(tmp_path / "work"), PYTHONPATH=str(repo),
+               QA_PIPELINE_ES_PASSWORD="worker-secret")
+    (tmp_path / "work").mkdir()
+    prefect_bin = str(Path(sys.executable).with_name("prefect"))
+    template = json.loads((repo / "infra/prefect/process-job-template.json").read_text())
+    sh([prefect_bin, "work-pool", "create", "qa-pipeline", "--type", "process", "--base-job-template",
+        str(repo / "infra/prefect/process-job-template.json"), "--overwrite"], repo, env)
+    sh([prefect_bin, "--no-prompt", "deploy", "--all"], repo, env)
+    point = _api(prefect, "GET", "/deployments/name/experiment-point/point")
+    shell = [{"prefect.deployments.steps.run_shell_script": {"script": f"touch {marker}"}}]
+    api = prefect["PREFECT_API_URL"]
+
+    def patch(path: str, body: dict) -> None:
+        r = prefect_http.request("PATCH", api + path, json=body, timeout=30)
+        assert r.status_code < 300, (path, r.status_code, r.text[:300])
+
+    def run_of(deployment_id: str, label: str) -> str:
+        return _api(prefect, "POST", f"/deployments/{deployment_id}/create_flow_run",
+                    {"parameters": {"point": {"quail.pmi_window": 5}, "name": label}, "name": label})["id"]
+
+    flow = _api(prefect, "POST", "/flows/", {"name": "experiment-point"})
+    evil = _api(prefect, "POST", "/deployments/", {
+        "name": "evil", "flow_id": flow["id"], "entrypoint": "flows/sweep.py:experiment_point", "pull_steps": shell,
+        "work_pool_name": "qa-pipeline", "work_queue_name": "points"})
+    log = (tmp_path / "guard.log").open("wb")
+    worker = subprocess.Popen([sys.executable, "-m", "flows.worker", "--pool", "qa-pipeline", "--work-queue", "points",
+                               "--limit", "1", "--name", "guard"], cwd=tmp_path, env=env, stdout=log,
+                              stderr=subprocess.STDOUT, start_new_session=True)
+
+    def ends(run_id: str) -> dict:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            run = _api(prefect, "GET", f"/flow_runs/{run_id}")
+            if run["state_type"] in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
+                return run
+            time.sleep(2)
+        raise AssertionError("the run never ended:\n" + (tmp_path / "guard.log").read_text(errors="replace")[-3000:])
+
+    try:
+        outcomes = {"new deployment with a shell pull step": ends(run_of(evil["id"], "evil-new"))}
+        patch(f"/deployments/{point['id']}", {"pull_steps": shell})
+        outcomes["pull step patched in"] = ends(run_of(point["id"], "evil-pull"))
+        patch(f"/deployments/{point['id']}", {"pull_steps": point["pull_steps"], "entrypoint": "flows/rebuild.py:rebuild"})
+        outcomes["entrypoint patched"] = ends(run_of(point["id"], "evil-entry"))
+        patch(f"/deployments/{point['id']}", {"entrypoint": point["entrypoint"]})
+        free = json.loads(json.dumps(template))
+        free["job_configuration"]["command"] = "{{ command }}"
+        free["variables"]["properties"]["command"] = {"type": "string", "default": f"touch {marker}"}
+        patch("/work_pools/qa-pipeline", {"base_job_template": free})
+        outcomes["job template patched"] = ends(run_of(point["id"], "evil-template"))
+        patch("/work_pools/qa-pipeline", {"base_job_template": template})
+    finally:
+        stop_process_group(worker, timeout=20)
+        log.close()
+    guard_log = (tmp_path / "guard.log").read_text(errors="replace")
+    states = {k: (r["state_type"], (r["state"] or {}).get("message", "")) for k, r in outcomes.items()}
+    assert all(state == "CRASHED" for state, _ in states.values()), (states, guard_log[-4000:])
+    assert "is not in" in states["new deployment with a shell pull step"][1]
+    assert "pull steps" in states["pull step patched in"][1] and "entrypoint" in states["entrypoint patched"][1]
+    assert "job template" in states["job template patched"][1]
+    assert not marker.exists() and not list((tmp_path / "work").iterdir())  # nothing ran, nothing was cloned
 
 
 @pytest.mark.parametrize("kind,template", [("process", "process-job-template.json"),
