@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from pipeline.experiments.overrides import override
 from pipeline.experiments.sweep import SweepError, check_name, check_point
 from pipeline.params import PROJECT_PARAMS_FILE
 
@@ -34,18 +35,10 @@ def load_profile(path: str | Path, params_file: Path = PROJECT_PARAMS_FILE) -> d
     return check_point(data, params_file)  # keys exist, no ${...}, values valid by the params schema
 
 
-def _hydra_value(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return str(value).lower()
-    return str(value)
-
-
 def exp_run_command(profile: dict[str, Any], name: str) -> list[str]:
     cmd = ["dvc", "exp", "run", "-n", name]
     for key, value in profile.items():
-        cmd += ["-S", f"{key}={_hydra_value(value)}"]
+        cmd += ["-S", override(key, value)]
     return cmd
 
 

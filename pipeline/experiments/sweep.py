@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from pipeline.common.layout import PATHS
 from pipeline.common.runtime import dies_with_this_process
+from pipeline.experiments.overrides import override
 from pipeline.experiments.targets import check_targets
 from pipeline.params import PROJECT_PARAMS_FILE, Params, format_validation_error
 from pipeline.params_trust import INFRASTRUCTURE, NotRunSettable, check_run_settable
@@ -186,7 +187,7 @@ def run_point(point: dict[str, Any], name: str, targets: list[str], log: Callabl
         # what the point does not change comes from the remote; a missing output is recomputed by exp run
         run(["dvc", "pull", "--allow-missing", *remote, *(["--with-deps", *targets] if targets else [])], clone,
             log, "dvc pull")
-        sets = [arg for k, v in sorted(point.items()) for arg in ("-S", f"{k}={json.dumps(v)}")]
+        sets = [arg for k, v in sorted(point.items()) for arg in ("-S", override(k, v))]
         run(["dvc", "exp", "run", "-n", name, *sets, *targets], clone, log, "dvc exp run")
         run(["dvc", "exp", "push", *remote, "origin", name], clone, log, "dvc exp push")
         from pipeline.common.headline import read_headlines

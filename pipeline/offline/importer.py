@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from pipeline.experiments.overrides import override
 from pipeline.offline.bundle import MODEL_KEYS, ROOT, START_MODEL, node_files
 from pipeline.params_trust import INFRASTRUCTURE, NotRunSettable, check_run_settable
 
@@ -100,7 +101,7 @@ def training_overrides(node_params: dict, base_params: dict) -> list[str]:
                 continue  # where the node ran (its device) describes the node; the branch keeps this checkout's
             if base_params[section].get(key) != value:
                 chosen[name] = value
-                overrides.append(f"{name}={'null' if value is None else str(value).lower() if isinstance(value, bool) else value}")
+                overrides.append(override(name, value))
     try:  # the archive is a stranger's file: it may change the science, like a run, and nothing else
         check_run_settable(chosen, "the node's params")
     except NotRunSettable as exc:
