@@ -22,6 +22,8 @@ import asyncio
 import json
 import os
 import re
+import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,8 @@ import yaml
 from prefect.workers.process import ProcessWorker
 
 TEMPLATE = Path("infra/prefect/process-job-template.json")
-PREFECT_COMMAND = "prefect flow-run execute"  # BaseJobConfiguration._base_flow_run_command
+# what Prefect's own job configuration runs: the base command, and the process worker's own interpreter
+PREFECT_COMMANDS = ("prefect flow-run execute", f"{sys.executable} -m prefect.engine")
 _ENV_VAR = re.compile(r"\{\{\s*\$([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
@@ -80,20 +83,22 @@ def check_run(deployment: Any, base_job_template: dict[str, Any], command: str |
                          f"({json.dumps(pulled)[:300]})")
     if base_job_template != expected_template(root):
         raise RefusedRun(f"the work pool's base job template differs from {TEMPLATE}")
-    if command not in (None, "", PREFECT_COMMAND):
-        raise RefusedRun(f"the job configuration sets a command ({command[:100]!r}); this worker runs Prefect's own "
-                         f"({PREFECT_COMMAND!r})")
+    if command not in (None, "", *PREFECT_COMMANDS):
+        raise RefusedRun(f"the job configuration sets a command ({command[:100]!r}); this worker runs Prefect's own")
 
 
-class CheckedProcessWorker(ProcessWorker):
-    """Prefect's process worker, checking each run against the checkout first (:func:`check_run`)."""
+with warnings.catch_warnings():  # it takes the "process" type's place, which is the point
+    warnings.simplefilter("ignore", UserWarning)
 
-    async def run(self, flow_run, configuration, task_status=None):
-        deployment = (await self.client.read_deployment(flow_run.deployment_id)
-                      if flow_run.deployment_id else None)
-        pool = await self.client.read_work_pool(self._work_pool_name)  # now, not the worker's cached copy
-        check_run(deployment, pool.base_job_template, configuration.command, checkout())
-        return await super().run(flow_run, configuration, task_status)
+    class CheckedProcessWorker(ProcessWorker):
+        """Prefect's process worker, checking each run against the checkout first (:func:`check_run`)."""
+
+        async def run(self, flow_run, configuration, task_status=None):
+            deployment = (await self.client.read_deployment(flow_run.deployment_id)
+                          if flow_run.deployment_id else None)
+            pool = await self.client.read_work_pool(self._work_pool_name)  # now, not the worker's cached copy
+            check_run(deployment, pool.base_job_template, configuration.command, checkout())
+            return await super().run(flow_run, configuration, task_status)
 
 
 def main(argv: list[str] | None = None) -> int:
