@@ -12,6 +12,7 @@ failing stage fails the same way twice.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import subprocess
@@ -25,6 +26,7 @@ from prefect.logging import get_run_logger
 from prefect.settings import PREFECT_API_URL
 
 from flows._common import PARENT_RUN_ENV, cancelled_if_stopped
+from flows._server import reap_killed_runs
 from pipeline.common.headline import markdown_table, read_headlines
 from pipeline.common.layout import PATHS
 from pipeline.common.runtime import dies_with_this_process
@@ -91,8 +93,13 @@ def dvc_repro(repo_dir: str, targets: list[str], force: bool) -> None:
             continue
         logger.info(line)
         tail = (tail + [line])[-40:]
-    if proc.wait() != 0:
-        raise RuntimeError(f"dvc repro failed with exit code {proc.returncode}:\n" + "\n".join(tail))
+    code = proc.wait()
+    with contextlib.chdir(repo_dir):  # a stage killed with SIGKILL under this repro: its run ends Crashed
+        crashed = reap_killed_runs()
+    if crashed:
+        logger.warning("%d stage run(s) whose process was killed marked Crashed: %s", len(crashed), ", ".join(crashed))
+    if code != 0:
+        raise RuntimeError(f"dvc repro failed with exit code {code}:\n" + "\n".join(tail))
 
 
 def _run_id() -> str:

@@ -422,6 +422,30 @@ def _slow_dvc_repo(root: Path, repo: Path) -> Path:
     return root
 
 
+def test_a_stage_killed_under_a_rebuild_ends_crashed_with_it(prefect_api, tmp_path, repo):
+    """The last stage of a rebuild killed with SIGKILL: no later stage starts to reap it, so the rebuild does,
+    once its dvc repro has ended."""
+    work = _slow_dvc_repo(tmp_path / "slow", repo)
+    body = {"flows": {"name": {"any_": ["slow_stage"]}}}
+    before = {r["id"] for r in prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()}
+    rebuild = subprocess.Popen([sys.executable, "-m", "flows.rebuild", "--repo-dir", str(work)], cwd=tmp_path,
+                               env=_env(prefect_api), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while not (work / "started").exists():
+            assert time.monotonic() < deadline and rebuild.poll() is None, rebuild.communicate()[0][-3000:]
+            time.sleep(0.5)
+        os.kill(int((work / "started").read_text()), signal.SIGKILL)
+        output, _ = rebuild.communicate(timeout=300)
+    finally:
+        if rebuild.poll() is None:
+            rebuild.kill()
+    assert rebuild.returncode != 0 and "marked Crashed" in output, output[-3000:]
+    runs = [r for r in prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
+            if r["id"] not in before]
+    assert [r["state_type"] for r in runs] == ["CRASHED"], runs
+
+
 def _deployment_id(api: str, name: str = "scheduled") -> str | None:
     with contextlib.suppress(httpx.HTTPError):
         for d in prefect_http.post(f"{api}/deployments/filter", json={}, timeout=10).json():
