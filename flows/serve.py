@@ -274,19 +274,14 @@ def main(argv: list[str] | None = None) -> int:
         schedule=when,
         tags=[served_by_tag()],
     )
-    other = live_server_of(f"rebuild/{schedule.deployment_name}")
-    if other:
-        print(f"rebuild/{schedule.deployment_name} is served by another make serve ({other}) on this server: "
-              f"serving it here would take its deployment and cancel its runs. Stop that one first, or set "
-              f"schedule.deployment_name in params.yaml to another name.", file=sys.stderr)
-        if started_here:
-            stop_shared_server()
-        return 2
-    owner = pool_owner(f"rebuild/{schedule.deployment_name}")
-    if owner:
-        print(f"rebuild/{schedule.deployment_name} on this server is work pool {owner!r}'s deployment (prefect "
-              f"deploy): serving under the same name would take it over and crash its runs. Set "
-              f"schedule.deployment_name in params.yaml to another name.", file=sys.stderr)
+    full_name = f"rebuild/{schedule.deployment_name}"
+    other, owner = live_server_of(full_name), pool_owner(full_name)
+    refusal = (f"{full_name} is served by another make serve ({other}) on this server: serving it here would take "
+               "its deployment and cancel its runs. Stop that one first, or" if other else
+               f"{full_name} on this server is work pool {owner!r}'s deployment (prefect deploy): serving under the "
+               "same name would take it over and crash its runs." if owner else None)
+    if refusal:
+        print(f"{refusal} Set schedule.deployment_name in params.yaml to another name.", file=sys.stderr)
         if started_here:
             stop_shared_server()
         return 2

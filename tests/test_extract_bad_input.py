@@ -151,17 +151,24 @@ def test_headings_that_are_only_punctuation_are_no_questions():
     assert [qa["question"] for qa in record["paragraphs"][0]["qas"]] == ["Why does it matter?"]
 
 
+def _extracted(folder, warc_bytes: bytes, monkeypatch) -> bytes:
+    """The extract stage run in ``folder`` (now the working directory) on ``warc_bytes``: its articles file."""
+    from flows.extract import extract_flow
+
+    monkeypatch.chdir(folder)
+    (folder / "data/raw").mkdir(parents=True)
+    (folder / "data/raw/pages.warc.gz").write_bytes(warc_bytes)
+    write_params(folder / "params.yaml", {})
+    extract_flow.fn(params_file=str(folder / "params.yaml"))
+    return (folder / "data/interim/articles.jsonl").read_bytes()
+
+
 def test_an_empty_warc_fails_and_keeps_the_articles(warc, tmp_path, monkeypatch):
     """An empty crawl output used to empty articles.jsonl with exit 0."""
     from flows.extract import extract_flow
 
     data, _ = warc
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "data/raw").mkdir(parents=True)
-    (tmp_path / "data/raw/pages.warc.gz").write_bytes(data)
-    write_params(tmp_path / "params.yaml", {})
-    extract_flow.fn(params_file=str(tmp_path / "params.yaml"))
-    before = (tmp_path / "data/interim/articles.jsonl").read_bytes()
+    before = _extracted(tmp_path, data, monkeypatch)
     assert before
     for empty in (b"", data[:0] + b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00"):
         (tmp_path / "data/raw/pages.warc.gz").write_bytes(empty)
@@ -181,12 +188,7 @@ def test_a_warc_whose_every_page_is_rejected_fails_and_keeps_the_articles(warc, 
     from flows.extract import extract_flow
 
     data, _ = warc
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "data/raw").mkdir(parents=True)
-    (tmp_path / "data/raw/pages.warc.gz").write_bytes(data)
-    write_params(tmp_path / "params.yaml", {})
-    extract_flow.fn(params_file=str(tmp_path / "params.yaml"))
-    before = (tmp_path / "data/interim/articles.jsonl").read_bytes()
+    before = _extracted(tmp_path, data, monkeypatch)
     buf = io.BytesIO()
     writer = WARCWriter(buf, gzip=True)
     for i in range(3):
@@ -201,14 +203,10 @@ def test_a_warc_whose_every_page_is_rejected_fails_and_keeps_the_articles(warc, 
 
 
 def test_articles_without_a_question_fail_build_and_split(tmp_path, monkeypatch, small_sample, warc):
-    from flows.extract import extract_flow
-
     data, _ = warc
     real = tmp_path / "real"
-    (real / "data/raw").mkdir(parents=True)
-    (real / "data/raw/pages.warc.gz").write_bytes(data)
-    monkeypatch.chdir(real)
-    extract_flow.fn(params_file=str(write_params(real / "params.yaml", {})))
+    real.mkdir()
+    _extracted(real, data, monkeypatch)
     real_articles = real / "data/interim/articles.jsonl"
     from pipeline.common.layout import PATHS
     from pipeline.params import load_params
