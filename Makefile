@@ -19,7 +19,7 @@ export DO_NOT_TRACK := 1
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export QA_PIPELINE_PYWB_BIN := $(CURDIR)/$(VENV_PYWB)/bin
 
-.PHONY: setup repro repro-gpu gpu-bundle gpu-import test test-fast serve plots exps check-params clean-envs
+.PHONY: setup repro repro-gpu gpu-bundle gpu-import publish test test-fast serve plots exps check-params clean-envs
 
 setup: $(VENV)/.installed $(VENV)/.editable $(VENV_PYWB)/.installed .plots-vendor/offline_template.html
 
@@ -72,6 +72,11 @@ gpu-bundle: setup
 gpu-import: setup
 	@test -n "$(DIR)" || { echo "usage: make gpu-import DIR=<the node's --out folder> [NAME=<branch gpu/NAME>]"; exit 2; }
 	$(VENV)/bin/python -m pipeline.offline.importer "$(DIR)" $(if $(NAME),--name "$(NAME)",)
+
+# the outputs dvc.lock records as a folder to serve read-only over HTTP: a DVC remote a stranger can pull
+publish: setup
+	@test -n "$(DIR)" || { echo "usage: make publish DIR=<folder to serve over HTTP>"; exit 2; }
+	$(VENV)/bin/python -m pipeline.experiments.publish "$(DIR)"
 
 test: setup
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)

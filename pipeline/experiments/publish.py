@@ -1,0 +1,63 @@
+"""``make publish DIR=...``: the outputs dvc.lock records, as a folder any static web server can serve read-only.
+
+A DVC remote over HTTP is a plain folder (``files/md5/<2 hex>/<rest>``) served by anything that serves files:
+GitHub Pages, an S3 bucket's website endpoint, nginx. A stranger then needs no credentials and no write access:
+
+    dvc remote add --local public https://example.org/qa-pipeline/dvc   # where DIR is served
+    dvc pull -r public          # every output of this commit; `dvc status` is clean, `dvc metrics show` works
+
+Only a checkout whose workspace matches dvc.lock is published (``dvc status`` clean), so the folder holds
+exactly what that commit says. DIR is written by ``dvc push`` to a local remote configured in
+``.dvc/config.local`` for the push only; files already there are not written again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+REMOTE = "publish-dir"
+
+
+def _dvc(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    dvc = Path(sys.executable).with_name("dvc")
+    return subprocess.run([str(dvc) if dvc.exists() else "dvc", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def publish(out: Path, repo: Path, targets: list[str] | None = None) -> str:
+    """Push the workspace's outputs (all, or ``targets``' and their deps') into ``out``; returns DVC's summary."""
+    status = _dvc(["status", "--json", *(targets or [])], repo)
+    if status.returncode != 0:
+        raise SystemExit(f"dvc status failed: {status.stderr.strip()[-500:]}")
+    if status.stdout.strip() not in ("{}", ""):
+        raise SystemExit("the workspace differs from dvc.lock (dvc status is not clean): run `dvc repro` (or check "
+                         "out the commit to publish) first, so the folder holds what a commit records")
+    out = out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    added = _dvc(["remote", "add", "--local", "--force", REMOTE, str(out)], repo)
+    if added.returncode != 0:
+        raise SystemExit(f"dvc remote add failed: {added.stderr.strip()[-500:]}")
+    try:
+        pushed = _dvc(["push", "-r", REMOTE, *(["--with-deps", *targets] if targets else [])], repo)
+    finally:
+        _dvc(["remote", "remove", "--local", REMOTE], repo)
+    if pushed.returncode != 0:
+        raise SystemExit(f"dvc push failed: {(pushed.stdout + pushed.stderr).strip()[-1000:]}")
+    return (pushed.stdout.strip().splitlines() or ["done"])[-1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pipeline.experiments.publish", description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path, help="the folder to write (serve it read-only over HTTP)")
+    ap.add_argument("targets", nargs="*", help="stages to publish with their deps (default: every output)")
+    args = ap.parse_args(argv)
+    summary = publish(args.out, Path.cwd(), args.targets)
+    print(f"{args.out}: {summary}. Serve it read-only over HTTP, then on any clone:\n"
+          f"  dvc remote add --local public https://<where it is served>\n  dvc pull -r public")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
