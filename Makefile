@@ -19,7 +19,7 @@ export DO_NOT_TRACK := 1
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export QA_PIPELINE_PYWB_BIN := $(CURDIR)/$(VENV_PYWB)/bin
 
-.PHONY: setup repro repro-gpu gpu-bundle gpu-import publish test test-fast serve plots exps check-params clean-envs
+.PHONY: setup repro nlquad strategyqa quail repro-gpu gpu-bundle gpu-import publish test test-fast serve plots exps check-params clean-envs
 
 setup: $(VENV)/.installed $(VENV)/.editable $(VENV_PYWB)/.installed .plots-vendor/offline_template.html
 
@@ -56,6 +56,16 @@ check-params: setup
 
 repro: setup check-params
 	$(VENV)/bin/dvc repro
+
+# one track and what it needs (DVC targets with their upstream stages): a first result without the whole run
+nlquad: setup check-params
+	$(VENV)/bin/dvc repro nlquad_baselines evaluate_span evaluate_longformer
+
+strategyqa: setup check-params
+	$(VENV)/bin/dvc repro retrieve strategyqa_qa
+
+quail: setup check-params
+	$(VENV)/bin/dvc repro quail_baselines quail_mc difficulty
 
 # real training budgets on one GPU, as one DVC experiment (infra/training/gpu-profile.yaml; README "A GPU")
 repro-gpu: setup check-params
