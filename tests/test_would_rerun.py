@@ -33,3 +33,14 @@ def test_a_bad_override_is_refused_before_anything(repo):
     res = subprocess.run([sys.executable, "-m", "pipeline.experiments.would_rerun", "-S", "quail.pmi_window=20",
                           "--no-status"], cwd=repo, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and "quail_baselines" in res.stdout and "certainly" in res.stdout, res.stderr
+
+
+def test_would_rerun_works_from_a_subfolder_and_says_so_outside_a_checkout(repo, tmp_path):
+    """From a subfolder it used to end in a raw traceback."""
+    inside = subprocess.run([sys.executable, "-m", "pipeline.experiments.would_rerun", "-S", "quail.pmi_window=5",
+                             "--no-status"], cwd=repo / "pipeline", capture_output=True, text=True, timeout=300)
+    assert inside.returncode == 0 and "quail_baselines" in inside.stdout, inside.stderr[-2000:]
+    outside = subprocess.run([sys.executable, "-m", "pipeline.experiments.would_rerun", "-S", "quail.pmi_window=5"],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert outside.returncode == 2 and "not inside a qa-pipeline checkout" in outside.stderr
+    assert "Traceback" not in outside.stderr

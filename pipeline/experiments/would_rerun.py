@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -87,8 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not args.overrides:
         ap.error("give at least one -S section.key=value")
+    root = next((d for d in (Path.cwd(), *Path.cwd().parents) if (d / "dvc.yaml").is_file()), None)
+    if root is None:
+        print(f"{Path.cwd()}: not inside a qa-pipeline checkout (no dvc.yaml here or above)", file=sys.stderr)
+        return 2
+    os.chdir(root)  # DVC's paths and the stages' outputs are relative to the checkout
     try:
-        result = plan(Path.cwd(), parse_overrides(args.overrides), with_status=not args.no_status)
+        result = plan(root, parse_overrides(args.overrides), with_status=not args.no_status)
     except SweepError as exc:
         print(exc, file=sys.stderr)
         return 2
