@@ -261,8 +261,26 @@ def test_vector_baselines_on_glove():
     assert predict_avgcos([item], vectors) == {"q1": 0}
     assert predict_lstm([item], vectors, 16, seed=3) == predict_lstm([item], vectors, 16, seed=3)
     assert predict_lstm([item], vectors, 16, seed=3)["q1"] != 3  # no known word: never the answer
-    with pytest.raises(ModuleNotFoundError):
+    with pytest.raises(FileNotFoundError, match="no installed package"):
         load_word_vectors("no-such-vectors-package")
+
+
+def test_avgcos_breaks_a_near_tie_the_same_way_on_every_machine():
+    """Two options whose float32 cosines differed in the last bits flipped one question between machines
+    (AvgCos 27.45 on one, 27.5 on another). Scores are float64 plain sums rounded to SCORE_DECIMALS, and a tie
+    goes to the first option, whichever option the rounding noise would have favoured."""
+    import numpy as np
+
+    from pipeline.quail.vector_baselines import SCORE_DECIMALS, WordVectors, predict_avgcos
+
+    # cos(northish, north) = 1 - 4.5e-10 in exact arithmetic, cos(northern, north) = 1: equal at 9 places
+    matrix = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 3e-5], [1.0, 0.0]], dtype=np.float32)
+    vectors = WordVectors(name="toy", index={"north": 0, "south": 1, "northish": 2, "northern": 3}, matrix=matrix)
+    item = q("q1", "north", ["northish", "northern", "south"], 1, "north")
+    assert predict_avgcos([item], vectors) == {"q1": 0}  # the first of the tied pair, in either order
+    item2 = q("q2", "north", ["northern", "northish", "south"], 1, "north")
+    assert predict_avgcos([item2], vectors) == {"q2": 0}
+    assert SCORE_DECIMALS == 9
 
 
 def test_pmi_predictions_do_not_depend_on_string_hashing(shared, repo):

