@@ -23,6 +23,12 @@ export QA_PIPELINE_PYWB_BIN := $(CURDIR)/$(VENV_PYWB)/bin
 
 setup: $(VENV)/.installed $(VENV)/.editable $(VENV_PYWB)/.installed .plots-vendor/offline_template.html
 
+# `dvc exp run --temp` and `--queue` run a copy in .dvc/tmp/exps/<tmpdir>/, where params' ../shared/... would
+# name .dvc/tmp/exps/shared: this link makes it the checkout's ../shared, for DVC's deps and the stages alike
+setup: .dvc/tmp/exps/shared
+.dvc/tmp/exps/shared:
+	mkdir -p .dvc/tmp/exps && ln -sfn ../../../../shared $@
+
 # the project itself, editable: `import pipeline` works from any folder in the activated venv
 $(VENV)/.editable: pyproject.toml $(VENV)/.installed
 	$(UV) pip install --python $(VENV)/bin/python --no-deps --no-build-isolation --quiet -e .
