@@ -19,15 +19,18 @@ export DO_NOT_TRACK := 1
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export QA_PIPELINE_PYWB_BIN := $(CURDIR)/$(VENV_PYWB)/bin
 
-.PHONY: setup repro nlquad strategyqa quail repro-gpu gpu-bundle gpu-import publish test test-fast serve plots exps check-params clean-envs
+.PHONY: setup exp-links repro nlquad strategyqa quail repro-gpu gpu-bundle gpu-import publish test test-fast serve plots exps check-params clean-envs
 
 setup: $(VENV)/.installed $(VENV)/.editable $(VENV_PYWB)/.installed .plots-vendor/offline_template.html
 
-# `dvc exp run --temp` and `--queue` run a copy in .dvc/tmp/exps/<tmpdir>/, where params' ../shared/... would
-# name .dvc/tmp/exps/shared: this link makes it the checkout's ../shared, for DVC's deps and the stages alike
-setup: .dvc/tmp/exps/shared
-.dvc/tmp/exps/shared:
-	mkdir -p .dvc/tmp/exps && ln -sfn ../../../../shared $@
+# `dvc exp run --queue` runs a copy in .dvc/tmp/exps/<tmpdir>/ and `--temp` in .dvc/tmp/exps/standalone/<tmpdir>/,
+# where params' ../shared/... would name a folder there: these links make it the checkout's ../shared, for
+# DVC's deps and the stages alike
+setup: exp-links
+exp-links:
+	mkdir -p .dvc/tmp/exps/standalone
+	ln -sfn ../../../../shared .dvc/tmp/exps/shared
+	ln -sfn ../../../../../shared .dvc/tmp/exps/standalone/shared
 
 # the project itself, editable: `import pipeline` works from any folder in the activated venv
 $(VENV)/.editable: pyproject.toml $(VENV)/.installed

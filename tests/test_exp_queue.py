@@ -33,7 +33,7 @@ def test_temp_and_queued_experiments_find_the_benchmark_files(repo, shared, tmp_
     _run(["git", "clone", "-q", repo, clone], tmp_path, env)
     before = _run(["dvc", "exp", "run", "--temp", "benchmark_sources"], clone, env, check=False)
     assert before.returncode != 0  # without the link: ../shared is not there from the copy
-    _run(["make", ".dvc/tmp/exps/shared"], clone, env)
+    _run(["make", "exp-links"], clone, env)
     _run(["dvc", "exp", "run", "--temp", "-n", "temp-one", "-S", "quail.seed=1", "benchmark_sources"], clone, env)
     for seed in (2, 3):
         _run(["dvc", "exp", "run", "--queue", "-n", f"queued-{seed}", "-S", f"quail.seed={seed}",
