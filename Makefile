@@ -19,7 +19,7 @@ export DO_NOT_TRACK := 1
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export QA_PIPELINE_PYWB_BIN := $(CURDIR)/$(VENV_PYWB)/bin
 
-.PHONY: setup exp-links repro nlquad strategyqa quail repro-gpu gpu-bundle gpu-import publish test test-fast serve plots exps check-params clean-envs
+.PHONY: setup exp-links reset repro nlquad strategyqa quail repro-gpu gpu-bundle gpu-import publish test test-fast serve plots exps check-params clean-envs
 
 setup: $(VENV)/.installed $(VENV)/.editable $(VENV_PYWB)/.installed .plots-vendor/offline_template.html
 
@@ -91,6 +91,13 @@ gpu-bundle: setup
 gpu-import: setup
 	@test -n "$(DIR)" || { echo "usage: make gpu-import DIR=<the node's --out folder> [NAME=<branch gpu/NAME>]"; exit 2; }
 	$(VENV)/bin/python -m pipeline.offline.importer "$(DIR)" $(if $(NAME),--name "$(NAME)",)
+
+# the way back after `dvc exp run` (or one that failed on a bad -S value): params.yaml and dvc.lock as committed,
+# every output as dvc.lock records it (from the cache; `dvc pull` first for outputs this machine never made)
+reset: setup
+	git checkout -- params.yaml dvc.lock
+	$(VENV)/bin/dvc checkout --force --quiet
+	$(VENV)/bin/dvc status
 
 # the outputs dvc.lock records as a folder to serve read-only over HTTP: a DVC remote a stranger can pull
 publish: setup
