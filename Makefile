@@ -94,7 +94,7 @@ gpu-import: setup
 
 # the way back after `dvc exp run` (or one that failed on a bad -S value): params.yaml and dvc.lock as committed,
 # every output as dvc.lock records it (from the cache; `dvc pull` first for outputs this machine never made)
-reset: setup
+reset:
 	git checkout -- params.yaml dvc.lock
 	$(VENV)/bin/dvc checkout --force --quiet
 	$(VENV)/bin/dvc status
