@@ -96,7 +96,7 @@ gpu-import: setup
 # every output as dvc.lock records it (from the cache; `dvc pull` first for outputs this machine never made)
 reset:
 	git checkout -- params.yaml dvc.lock
-	$(VENV)/bin/dvc checkout --force --quiet
+	$(VENV)/bin/dvc checkout --force --allow-missing --quiet
 	$(VENV)/bin/dvc status
 
 # the outputs dvc.lock records as a folder to serve read-only over HTTP: a DVC remote a stranger can pull
