@@ -92,10 +92,11 @@ gpu-import: setup
 	@test -n "$(DIR)" || { echo "usage: make gpu-import DIR=<the node's --out folder> [NAME=<branch gpu/NAME>]"; exit 2; }
 	$(VENV)/bin/python -m pipeline.offline.importer "$(DIR)" $(if $(NAME),--name "$(NAME)",)
 
-# the way back after `dvc exp run` (or one that failed on a bad -S value): params.yaml and dvc.lock as committed,
-# every output as dvc.lock records it (from the cache; `dvc pull` first for outputs this machine never made)
+# the way back after `dvc exp run` (or one that failed on a bad -S value): params.yaml, dvc.lock and the outputs
+# git keeps (metrics, reports, plots, curves: `cache: false` in dvc.yaml) as committed, every cached output as
+# dvc.lock records it (outputs this machine never made stay missing: `dvc pull` them)
 reset:
-	git checkout -- params.yaml dvc.lock
+	git checkout -- params.yaml dvc.lock $$(git ls-files -- dvclive metrics reports plots)
 	$(VENV)/bin/dvc checkout --force --allow-missing --quiet
 	$(VENV)/bin/dvc status
 
