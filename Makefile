@@ -76,11 +76,11 @@ strategyqa: setup check-params
 quail: setup check-params
 	$(VENV)/bin/dvc repro quail_baselines quail_mc difficulty
 
-# real training budgets on one GPU, as one DVC experiment (infra/training/gpu-profile.yaml; README "A GPU")
+# real training budgets on one GPU, as one DVC experiment (infra/training/gpu-profile.yaml; docs/going-live.md)
 repro-gpu: setup check-params
 	$(VENV)/bin/python -m pipeline.experiments.profile infra/training/gpu-profile.yaml --name gpu-profile
 
-# an offline GPU node (no package index, no internet; README "An offline GPU node"): pack what the training
+# an offline GPU node (no package index, no internet; docs/going-live.md): pack what the training
 # stages read into gpu-bundle/ (git-ignored, at most 64 MiB), run `python3 -m pipeline.offline.node --out OUT`
 # inside it on the node, then bring OUT back: make gpu-import DIR=OUT [NAME=h100]
 GPU_PROFILE ?= infra/training/gpu-profile.yaml

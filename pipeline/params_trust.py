@@ -99,8 +99,8 @@ def check_run_settable(point: dict[str, Any], source: str = "a run") -> None:
     if infrastructure:
         raise NotRunSettable(
             f"{source} may not set {', '.join(infrastructure)}: paths, hosts, ports, devices, modules and limits "
-            "come from the worker's own params.yaml and environment (the science keys a run may set: README, "
-            "'What a run may set')")
+            "come from the worker's own params.yaml and environment (the keys a run may set: SCIENCE in "
+            "pipeline/params_trust.py)")
     unknown = sorted(k for k in point if k not in SCIENCE)
     if unknown:
         raise NotRunSettable(f"{source}: {', '.join(unknown)} is not a params key a run may set")
