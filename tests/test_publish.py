@@ -5,49 +5,43 @@ outputs, and DVC finds nothing to do."""
 from __future__ import annotations
 
 import functools
-import os
 import subprocess
 import sys
 import threading
 import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
+
+from tests.shell import run, user_env
 
 STAGES = ["benchmark_sources", "sample"]
 pytestmark = pytest.mark.timeout(900)
 
 
-def _run(cmd: list, cwd: Path, env: dict) -> subprocess.CompletedProcess:
-    res = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, f"{cmd}\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}"
-    return res
 
 
 def test_a_fresh_clone_pulls_a_published_folder_over_http(repo, shared, tmp_path):
-    venv = Path(sys.executable).parent
-    env = dict(os.environ, PATH=f"{venv}{os.pathsep}{os.environ['PATH']}", DVC_NO_ANALYTICS="1",
-               QA_PIPELINE_NO_PROGRESS="1")
+    env = user_env()
     (tmp_path / "shared").symlink_to(shared.resolve())  # params name ../shared
     author, stranger, public = tmp_path / "author", tmp_path / "stranger", tmp_path / "public"
-    _run(["git", "clone", "-q", repo, author], tmp_path, env)
+    run(["git", "clone", "-q", repo, author], tmp_path, env)
     refused = subprocess.run([sys.executable, "-m", "pipeline.experiments.publish", public, *STAGES], cwd=author,
                              env=env, capture_output=True, text=True)
     assert refused.returncode != 0 and "dvc status is not clean" in refused.stderr  # nothing built yet
-    _run(["dvc", "repro", *STAGES], author, env)
-    _run([sys.executable, "-m", "pipeline.experiments.publish", public, *STAGES], author, env)
+    run(["dvc", "repro", *STAGES], author, env)
+    run([sys.executable, "-m", "pipeline.experiments.publish", public, *STAGES], author, env)
     assert list((public / "files" / "md5").iterdir())
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(SimpleHTTPRequestHandler, directory=str(public)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        _run(["git", "clone", "-q", repo, stranger], tmp_path, env)
+        run(["git", "clone", "-q", repo, stranger], tmp_path, env)
         started = time.monotonic()
-        _run(["dvc", "remote", "add", "--local", "public", f"http://127.0.0.1:{server.server_address[1]}"],
+        run(["dvc", "remote", "add", "--local", "public", f"http://127.0.0.1:{server.server_address[1]}"],
              stranger, env)
-        _run(["dvc", "pull", "-r", "public", *STAGES], stranger, env)
-        status = _run(["dvc", "status", "--json", *STAGES], stranger, env).stdout.strip()
+        run(["dvc", "pull", "-r", "public", *STAGES], stranger, env)
+        status = run(["dvc", "status", "--json", *STAGES], stranger, env).stdout.strip()
         elapsed = time.monotonic() - started
     finally:
         server.shutdown()
