@@ -9,37 +9,35 @@ import time
 
 import pytest
 
-from tests.shell import run, user_env
+from tests.shell import run, user_env, with_prefect
 
 pytestmark = pytest.mark.timeout(900)
 
 
-
-
 def test_temp_and_queued_experiments_find_the_benchmark_files(repo, shared, tmp_path):
-    env = user_env()
-    (tmp_path / "shared").symlink_to(shared.resolve())  # params name ../shared
-    clone = tmp_path / "clone"
-    run(["git", "clone", "-q", repo, clone], tmp_path, env)
-    before = run(["dvc", "exp", "run", "--temp", "benchmark_sources"], clone, env, check=False)
-    assert before.returncode != 0  # without the link: ../shared is not there from the copy
-    run(["make", "exp-links"], clone, env)
-    run(["dvc", "exp", "run", "--temp", "-n", "temp-one", "-S", "quail.seed=1", "benchmark_sources"], clone, env)
-    for seed in (2, 3):
-        run(["dvc", "exp", "run", "--queue", "-n", f"queued-{seed}", "-S", f"quail.seed={seed}",
-              "benchmark_sources"], clone, env)
-    run(["dvc", "queue", "start", "-j", "2"], clone, env)
-    try:
-        deadline = time.monotonic() + 600
-        while True:
-            status = run(["dvc", "queue", "status"], clone, env).stdout
-            if "Queued" not in status and "Running" not in status:
-                break
-            assert time.monotonic() < deadline, status
-            time.sleep(3)
-    finally:
-        run(["dvc", "queue", "stop", "--kill"], clone, env, check=False)
-    assert "Failed" not in status, status + run(["dvc", "queue", "logs", "queued-2"], clone, env, check=False).stdout
-    shown = json.loads(run(["dvc", "exp", "show", "--json"], clone, env).stdout)
-    names = {exp["revs"][0].get("name") for rev in shown for exp in rev.get("experiments") or []}
-    assert {"temp-one", "queued-2", "queued-3"} <= names, names
+    with with_prefect(user_env(), tmp_path / "prefect-home") as env:
+        (tmp_path / "shared").symlink_to(shared.resolve())  # params name ../shared
+        clone = tmp_path / "clone"
+        run(["git", "clone", "-q", repo, clone], tmp_path, env)
+        before = run(["dvc", "exp", "run", "--temp", "benchmark_sources"], clone, env, check=False)
+        assert before.returncode != 0  # without the link: ../shared is not there from the copy
+        run(["make", "exp-links"], clone, env)
+        run(["dvc", "exp", "run", "--temp", "-n", "temp-one", "-S", "quail.seed=1", "benchmark_sources"], clone, env)
+        for seed in (2, 3):
+            run(["dvc", "exp", "run", "--queue", "-n", f"queued-{seed}", "-S", f"quail.seed={seed}",
+                  "benchmark_sources"], clone, env)
+        run(["dvc", "queue", "start", "-j", "2"], clone, env)
+        try:
+            deadline = time.monotonic() + 600
+            while True:
+                status = run(["dvc", "queue", "status"], clone, env).stdout
+                if "Queued" not in status and "Running" not in status:
+                    break
+                assert time.monotonic() < deadline, status
+                time.sleep(3)
+        finally:
+            run(["dvc", "queue", "stop", "--kill"], clone, env, check=False)
+        assert "Failed" not in status, status + run(["dvc", "queue", "logs", "queued-2"], clone, env, check=False).stdout
+        shown = json.loads(run(["dvc", "exp", "show", "--json"], clone, env).stdout)
+        names = {exp["revs"][0].get("name") for rev in shown for exp in rev.get("experiments") or []}
+        assert {"temp-one", "queued-2", "queued-3"} <= names, names

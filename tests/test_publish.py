@@ -13,39 +13,38 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.shell import run, user_env
+from tests.shell import run, user_env, with_prefect
 
 STAGES = ["benchmark_sources", "sample"]
 pytestmark = pytest.mark.timeout(900)
 
 
-
-
 def test_a_fresh_clone_pulls_a_published_folder_over_http(repo, shared, tmp_path):
-    env = user_env()
-    (tmp_path / "shared").symlink_to(shared.resolve())  # params name ../shared
-    author, stranger, public = tmp_path / "author", tmp_path / "stranger", tmp_path / "public"
-    run(["git", "clone", "-q", repo, author], tmp_path, env)
-    refused = subprocess.run([sys.executable, "-m", "pipeline.experiments.publish", public, *STAGES], cwd=author,
-                             env=env, capture_output=True, text=True)
-    assert refused.returncode != 0 and "dvc status is not clean" in refused.stderr  # nothing built yet
-    run(["dvc", "repro", *STAGES], author, env)
-    run([sys.executable, "-m", "pipeline.experiments.publish", public, *STAGES], author, env)
-    assert list((public / "files" / "md5").iterdir())
+    with with_prefect(user_env(), tmp_path / "prefect-home") as env:
+        (tmp_path / "shared").symlink_to(shared.resolve())  # params name ../shared
+        author, stranger, public = tmp_path / "author", tmp_path / "stranger", tmp_path / "public"
+        run(["git", "clone", "-q", repo, author], tmp_path, env)
+        refused = subprocess.run([sys.executable, "-m", "pipeline.experiments.publish", public, *STAGES], cwd=author,
+                                 env=env, capture_output=True, text=True)
+        assert refused.returncode != 0 and "dvc status is not clean" in refused.stderr  # nothing built yet
+        run(["dvc", "repro", *STAGES], author, env)
+        run([sys.executable, "-m", "pipeline.experiments.publish", public, *STAGES], author, env)
+        assert list((public / "files" / "md5").iterdir())
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(SimpleHTTPRequestHandler, directory=str(public)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        run(["git", "clone", "-q", repo, stranger], tmp_path, env)
-        started = time.monotonic()
-        run(["dvc", "remote", "add", "--local", "public", f"http://127.0.0.1:{server.server_address[1]}"],
-             stranger, env)
-        run(["dvc", "pull", "-r", "public", *STAGES], stranger, env)
-        status = run(["dvc", "status", "--json", *STAGES], stranger, env).stdout.strip()
-        elapsed = time.monotonic() - started
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert status == "{}", status
-    assert (stranger / "data/sample/bbc.warc.gz").read_bytes() == (author / "data/sample/bbc.warc.gz").read_bytes()
-    assert elapsed < 60, elapsed
+        handler = functools.partial(SimpleHTTPRequestHandler, directory=str(public))
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            run(["git", "clone", "-q", repo, stranger], tmp_path, env)
+            started = time.monotonic()
+            run(["dvc", "remote", "add", "--local", "public", f"http://127.0.0.1:{server.server_address[1]}"],
+                 stranger, env)
+            run(["dvc", "pull", "-r", "public", *STAGES], stranger, env)
+            status = run(["dvc", "status", "--json", *STAGES], stranger, env).stdout.strip()
+            elapsed = time.monotonic() - started
+        finally:
+            server.shutdown()
+            server.server_close()
+        assert status == "{}", status
+        assert (stranger / "data/sample/bbc.warc.gz").read_bytes() == (author / "data/sample/bbc.warc.gz").read_bytes()
+        assert elapsed < 60, elapsed

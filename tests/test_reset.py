@@ -9,27 +9,25 @@ from pathlib import Path
 
 import pytest
 
-from tests.shell import run, user_env
+from tests.shell import run, user_env, with_prefect
 
 pytestmark = pytest.mark.timeout(900)
 
 
-
-
 def test_one_command_returns_params_and_outputs_after_experiments(repo, tmp_path):
     venv = Path(sys.executable).parent
-    env = user_env(VENV=str(venv.parent))
-    clone = tmp_path / "clone"
-    run(["git", "clone", "-q", repo, clone], tmp_path, env)
-    (clone / ".venv").symlink_to(venv.parent)  # the Makefile's venv: already set up
-    run(["dvc", "repro", "sample"], clone, env)
-    warc = (clone / "data/sample/bbc.warc.gz").read_bytes()
-    params = (clone / "params.yaml").read_text()
-    run(["dvc", "exp", "run", "-S", "sample.n_articles=40", "sample"], clone, env)
-    assert (clone / "data/sample/bbc.warc.gz").read_bytes() != warc
-    failed = run(["dvc", "exp", "run", "-S", "quail.pmi_window=ten", "sample"], clone, env, check=False)
-    assert failed.returncode != 0 and "ten" in (clone / "params.yaml").read_text()
-    run(["make", "reset"], clone, env)
-    assert (clone / "params.yaml").read_text() == params
-    assert (clone / "data/sample/bbc.warc.gz").read_bytes() == warc
-    assert run(["dvc", "status", "--json", "sample"], clone, env).stdout.strip() == "{}"
+    with with_prefect(user_env(VENV=str(venv.parent)), tmp_path / "prefect-home") as env:
+        clone = tmp_path / "clone"
+        run(["git", "clone", "-q", repo, clone], tmp_path, env)
+        (clone / ".venv").symlink_to(venv.parent)  # the Makefile's venv: already set up
+        run(["dvc", "repro", "sample"], clone, env)
+        warc = (clone / "data/sample/bbc.warc.gz").read_bytes()
+        params = (clone / "params.yaml").read_text()
+        run(["dvc", "exp", "run", "-S", "sample.n_articles=40", "sample"], clone, env)
+        assert (clone / "data/sample/bbc.warc.gz").read_bytes() != warc
+        failed = run(["dvc", "exp", "run", "-S", "quail.pmi_window=ten", "sample"], clone, env, check=False)
+        assert failed.returncode != 0 and "ten" in (clone / "params.yaml").read_text()
+        run(["make", "reset"], clone, env)
+        assert (clone / "params.yaml").read_text() == params
+        assert (clone / "data/sample/bbc.warc.gz").read_bytes() == warc
+        assert run(["dvc", "status", "--json", "sample"], clone, env).stdout.strip() == "{}"
