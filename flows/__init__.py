@@ -1,11 +1,20 @@
-"""Thin Prefect flows: one per DVC stage (``python -m flows.<stage>``) plus ``rebuild`` and ``serve``.
+"""The Prefect side: ``python -m flows.stage NAME`` runs one DVC stage's work as a flow; ``rebuild``, ``serve``,
+``sweep`` and ``worker`` schedule and run ``dvc repro``.
 
 Flows only validate parameters, call the stage function from ``pipeline`` and report; all logic lives in
 the library. Telemetry is off unless the user turns it back on in their own environment.
 """
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
+
+if importlib.util.find_spec("prefect") is None:  # `.venv/bin/dvc repro` without the venv on PATH
+    _venv = Path(__file__).resolve().parents[1] / ".venv"
+    sys.exit(f"{sys.executable} has no Prefect: the stages run with the `python` first on PATH, and that is not "
+             f"the project's. Activate the project's environment first (source {_venv}/bin/activate), or run "
+             "make repro.")
 
 # One project-local Prefect home (database, settings, logs) whoever starts the process: `make`, a plain
 # `dvc repro` or `dvc exp run` in an activated venv, or `make serve`; so every run lands in one database and

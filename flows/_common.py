@@ -1,4 +1,4 @@
-"""What every stage flow shares: params validated before the flow starts, the Prefect server it reports to
+"""What the stage flows (``flows.stage``) share: the Prefect server a stage reports to
 (``PREFECT_API_URL``, else the project's shared one of ``flows._server``), run names and tags, and a retry
 condition.
 
@@ -8,15 +8,12 @@ it, and tagged ``dvc-stage``; started by a ``rebuild`` run it also carries ``reb
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 from collections.abc import Callable
 from typing import Any
 
 from flows._server import reap_killed_runs, record_run, shared_api_url, stage_lease
 from pipeline.common.transient import is_transient
-from pipeline.params import DEFAULT_PARAMS_FILE, Params, ParamsError, load_params
 
 
 def retry_if_transient(task: Any, task_run: Any, state: Any) -> bool:
@@ -54,39 +51,26 @@ def cancelled_if_stopped(flow: Any, flow_run: Any, state: Any) -> None:
                                   force=True)
 
 
-def stage_main(flow: Callable[..., Any], argv: list[str] | None = None,
-               variants: tuple[str, ...] | None = None) -> int:
-    """CLI of ``python -m flows.<stage> [VARIANT]``: validate params first, so a bad file writes nothing at
-    all. ``variants``: the values a ``foreach`` stage passes as its one positional argument."""
-    ap = argparse.ArgumentParser(prog=f"python -m flows.{getattr(flow, 'name', 'stage')}")
-    if variants:
-        ap.add_argument("variant", choices=variants)
-    ap.add_argument("--params", default=str(DEFAULT_PARAMS_FILE), help="params file (default: params.yaml)")
-    args = ap.parse_args(argv)
-    try:
-        load_params(args.params)
-    except ParamsError as exc:
-        print(exc, file=sys.stderr)
-        return 2
+def record_this_run() -> None:
+    """Called first in a stage's flow run: its lease names the run and server, so a stage killed with -9 is
+    marked Crashed by whoever finds the lease next. (An ``on_running`` hook did this, and Prefect logged two
+    "Running hook" lines per stage for it.)"""
+    from prefect.runtime import flow_run
+
+    record_run(str(flow_run.id), os.environ.get("PREFECT_API_URL") or "")
+
+
+def run_flow(flow: Callable[..., Any], run_name: str, **parameters: Any) -> int:
+    """Run a stage's flow under the shared Prefect server (``PREFECT_API_URL``, else the project's own),
+    named ``run_name`` and tagged, with the stage's lease held."""
     from prefect import tags
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     api_url = os.environ.get("PREFECT_API_URL") or shared_api_url()
-    name = getattr(flow, "name", "stage") + (f"@{args.variant}" if variants else "")
-    def leased(flow: Any, flow_run: Any, state: Any) -> None:
-        record_run(str(flow_run.id), api_url)
-
-    named = flow.with_options(flow_run_name=name.replace("{", "{{").replace("}", "}}"),
-                              on_crashed=[*flow.on_crashed_hooks, cancelled_if_stopped],
-                              on_running=[*flow.on_running_hooks, leased])
+    os.environ["PREFECT_API_URL"] = api_url  # what record_this_run names
+    named = flow.with_options(flow_run_name=run_name.replace("{", "{{").replace("}", "}}"),
+                              on_crashed=[*flow.on_crashed_hooks, cancelled_if_stopped])
     reap_killed_runs()  # an earlier stage of this checkout killed with SIGKILL: its run says Crashed
     with stage_lease(), temporary_settings({PREFECT_API_URL: api_url}), tags(*run_tags()):
-        if variants:
-            named(args.variant, params_file=args.params)
-        else:
-            named(params_file=args.params)
+        named(**parameters)
     return 0
-
-
-def params_of(params_file: str) -> Params:
-    return load_params(params_file)

@@ -1,6 +1,6 @@
 """The Prefect server a plain ``dvc repro`` reports to, started at most once and shared by every stage.
 
-Each stage is its own process (DVC runs ``python -m flows.<stage>``). Without ``PREFECT_API_URL`` Prefect would
+Each stage is its own process (DVC runs ``python -m flows.stage NAME``). Without ``PREFECT_API_URL`` Prefect would
 start a temporary server inside every one of them (8-15 s each here). Instead the first stage that needs a
 server starts one on 127.0.0.1:4200 (or a free port) under a small supervisor (``python -m flows._server``) and records it
 in ``.prefect/shared-server.json``; later stages find it there and reuse it. Each stage holds a lease file while
@@ -28,12 +28,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from pipeline.common.runtime import (
-    free_port,
-    pid_alive,
-    stop_process_group,
-    wait_until_serving,
-)
+from pipeline.common.processes import free_port, pid_alive, stop_process_group, wait_until_serving
 
 HOME = Path(".prefect")
 STATE = HOME / "shared-server.json"

@@ -29,7 +29,7 @@ from flows._common import PARENT_RUN_ENV, cancelled_if_stopped
 from flows._server import reap_killed_runs
 from pipeline.common.headline import markdown_table, read_headlines
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import dies_with_this_process
+from pipeline.common.processes import dies_with_this_process
 from pipeline.experiments.targets import check_targets as check_stage_targets
 
 
@@ -80,7 +80,7 @@ def dvc_repro(repo_dir: str, targets: list[str], force: bool) -> None:
     logger = get_run_logger()
     cmd = [_dvc(), "repro", *(["--force"] if force else []), *targets]
     logger.info("running %s in %s", " ".join(cmd), repo_dir)
-    # the stages report to this run's server and carry its id as a tag (flows._common.stage_main)
+    # the stages report to this run's server and carry its id as a tag (flows._common.run_flow)
     env = dict(os.environ, PREFECT_API_URL=str(PREFECT_API_URL.value() or ""), **{PARENT_RUN_ENV: _run_id()},
                **QUIET_STAGES)
     proc = subprocess.Popen(cmd, cwd=repo_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,

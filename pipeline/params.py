@@ -28,6 +28,7 @@ from pydantic import (
     BaseModel,
     Field,
     ValidationError,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -369,8 +370,40 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def load_params(path: str | Path = DEFAULT_PARAMS_FILE) -> Params:
-    """Read and validate a params file; raise :class:`ParamsError` with a user-facing message."""
+class StageParams(StrictModel):
+    """The sections of ``params.yaml`` one stage declares in dvc.yaml, validated; reading any other section is
+    an error that says so (DVC reruns a stage only when a declared value changes, so an undeclared read would
+    go stale in its cache)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if not name.startswith("_") and name in Params.model_fields:
+            raise AttributeError(f"params section {name!r} is not declared by this stage in dvc.yaml "
+                                 f"(its params: {', '.join(type(self).model_fields) or 'none'})")
+        return super().__getattr__(name)  # type: ignore[misc]
+
+
+def stage_params_model(sections: tuple[str, ...]) -> type[StageParams]:
+    unknown = [s for s in sections if s not in Params.model_fields]
+    if unknown:
+        raise ParamsError(f"no params section {', '.join(map(repr, unknown))} in the schema")
+    return create_model("StageParams", __base__=StageParams,
+                        **{s: (Params.model_fields[s].annotation, ...) for s in sections})  # type: ignore[call-overload]
+
+
+def validate_params(raw: dict, source: str, sections: tuple[str, ...] | None = None) -> Params:
+    """``raw`` validated: the whole schema, or only ``sections`` (the rest of ``raw`` is not looked at)."""
+    model: type[StrictModel] = Params if sections is None else stage_params_model(tuple(sections))
+    if sections is not None:
+        raw = {k: v for k, v in raw.items() if k in sections}
+    try:
+        return model.model_validate(raw)  # type: ignore[return-value]
+    except ValidationError as exc:
+        raise ParamsError(format_validation_error(exc, source)) from None
+
+
+def load_params(path: str | Path = DEFAULT_PARAMS_FILE, sections: tuple[str, ...] | None = None) -> Params:
+    """Read and validate a params file; raise :class:`ParamsError` with a user-facing message. ``sections``:
+    validate and return only these (what a stage declares); None: the whole file."""
     path = Path(path)
     try:
         raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
@@ -382,10 +415,7 @@ def load_params(path: str | Path = DEFAULT_PARAMS_FILE) -> Params:
         raw = {}
     if not isinstance(raw, dict):
         raise ParamsError(f"{path}: top level must be a mapping of stage sections, got {type(raw).__name__}")
-    try:
-        return Params.model_validate(raw)
-    except ValidationError as exc:
-        raise ParamsError(format_validation_error(exc, str(path))) from None
+    return validate_params(raw, str(path), sections)
 
 
 def project_section(name: str, **overrides: Any) -> StrictModel:

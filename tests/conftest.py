@@ -69,7 +69,7 @@ def prefect_server(home: Path, **settings: str) -> Iterator[str]:
     """A Prefect server on a free 127.0.0.1 port, stopped by PID; yields its API URL. ``PREFECT_HOME=home`` and
     the server ``settings`` (environment variables) hold while the context is open, then are restored."""
     from flows._server import start_server
-    from pipeline.common.runtime import free_port, stop_process_group
+    from pipeline.common.processes import free_port, stop_process_group
 
     saved = {k: os.environ.get(k) for k in ("PREFECT_HOME", *settings)}
     os.environ.update(PREFECT_HOME=str(home), **settings)

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from pipeline.common.runtime import free_port, stop_process_group, wait_until_serving
+from pipeline.common.processes import free_port, stop_process_group, wait_until_serving
 
 
 @contextlib.contextmanager

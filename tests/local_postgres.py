@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from pipeline.common.runtime import free_port
+from pipeline.common.processes import free_port
 
 
 def pg_bin() -> Path | None:

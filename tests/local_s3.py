@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.common.runtime import stop_process_group
+from pipeline.common.processes import stop_process_group
 
 
 @dataclass(frozen=True)

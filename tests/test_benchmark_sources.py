@@ -8,11 +8,12 @@ import json
 
 import pytest
 
-from flows.benchmark_sources import benchmark_sources_flow
-from flows.difficulty import difficulty_flow
-from flows.quail_baselines import quail_baselines_flow
+from flows.stage import stage_flow
 from pipeline.stages.benchmark_sources import MissingBenchmarkFiles
 from tests.params_files import project_benchmark_sources, write_params
+
+benchmark_sources_flow, quail_baselines_flow, difficulty_flow = (
+    stage_flow(name) for name in ("benchmark_sources", "quail_baselines", "difficulty"))
 
 
 def _sources(shared, **overrides):

@@ -28,7 +28,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from pipeline.common.runtime import free_port
+from pipeline.common.processes import free_port
 from pipeline.params import DistributedParams, Params, load_params
 from pipeline.span_qa.train import collate
 from pipeline.stages import span_qa

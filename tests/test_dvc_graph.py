@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.params import Params
-from pipeline.experiments.stage_deps import code_deps, project_files, update
+from pipeline.experiments.stage_deps import code_deps, project_files, stage_module, update
 
 
 def _dvc(repo: Path) -> dict:
@@ -22,17 +22,23 @@ def _dvc(repo: Path) -> dict:
             "plots": resolver.resolve_plots()}
 
 
-def test_every_stage_runs_the_flow_of_its_name(repo):
-    """``dvc.yaml``'s ``name`` -> ``flows/<name>.py`` -> a Prefect flow called ``name``: one step apart."""
+def test_every_stage_runs_its_row_of_the_stage_table(repo):
+    """``dvc.yaml``'s ``name`` -> ``python -m flows.stage name`` -> ``STAGES[name]``, a function of
+    ``pipeline.stages``, run as a Prefect flow called ``name``: one step apart, one entry point."""
+    from flows.stage import STAGES, stage_flow, variant_choices
+
+    seen = set()
     for name, stage in _dvc(repo)["stages"].items():
-        cmd = stage["cmd"]
-        assert cmd.startswith("python -m flows."), f"{name}: {cmd}"
-        module = cmd.split()[2]
-        base = name.split("@")[0]
-        assert module == f"flows.{base}", f"{name} runs {module}"
-        flow = getattr(importlib.import_module(module), f"{base}_flow")
-        assert flow.name == base, f"{module}.{base}_flow is named {flow.name!r}"
-        assert module.replace(".", "/") + ".py" in stage["deps"], f"{name} must depend on its flow module"
+        base, _, key = name.partition("@")
+        words = stage["cmd"].split()
+        assert words[:4] == ["python", "-m", "flows.stage", base], f"{name}: {stage['cmd']}"
+        assert words[4:] == ([key] if key else []), f"{name}: {stage['cmd']}"
+        row = STAGES[base]
+        assert callable(getattr(importlib.import_module(row.work_module), row.function)), name
+        assert (key in variant_choices(row)) if key else not row.variants, name
+        seen.add(base)
+    assert seen == set(STAGES), "rows of flows.stage.STAGES without a dvc.yaml stage"
+    assert stage_flow("quail_mc").name == "quail_mc"
 
 
 def test_the_committed_lock_records_only_stages_of_dvc_yaml(repo):
@@ -43,9 +49,9 @@ def test_the_committed_lock_records_only_stages_of_dvc_yaml(repo):
     assert locked <= stages, f"dvc.lock records stages dvc.yaml no longer has: {sorted(locked - stages)}"
 
 
-def _undeclared(repo: Path, stage: dict) -> list[str]:
+def _undeclared(repo: Path, stage: dict, module: str | None = None) -> list[str]:
     declared = [d.rstrip("/") for d in stage["deps"] if d.startswith(("flows/", "pipeline/"))]
-    files = project_files(repo, stage["cmd"].split()[2])
+    files = project_files(repo, module or stage_module(stage["cmd"]))
     return sorted(str(f) for f in files if not any(str(f) == d or str(f).startswith(d + "/") for d in declared))
 
 
@@ -76,10 +82,10 @@ def test_the_import_walk_sees_imports_inside_functions(tmp_path):
     assert found == {"flows/__init__.py", "flows/x.py", "pipeline/__init__.py", "pipeline/deep/__init__.py",
                      "pipeline/deep/hidden.py", "pipeline/deep/leaf.py", "pipeline/deep/table.json"}
     stage = {"cmd": "python -m flows.x", "deps": ["flows/x.py", "flows/__init__.py", "pipeline/__init__.py"]}
-    assert _undeclared(tmp_path, stage) == ["pipeline/deep/__init__.py", "pipeline/deep/hidden.py",
-                                            "pipeline/deep/leaf.py", "pipeline/deep/table.json"]
+    assert _undeclared(tmp_path, stage, "flows.x") == ["pipeline/deep/__init__.py", "pipeline/deep/hidden.py",
+                                                       "pipeline/deep/leaf.py", "pipeline/deep/table.json"]
     stage["deps"].append("pipeline/deep")
-    assert _undeclared(tmp_path, stage) == []
+    assert _undeclared(tmp_path, stage, "flows.x") == []
     # what runs by name: a module in a string (Scrapy settings), a script beside a module (scrapy runspider)
     (tmp_path / "pipeline" / "deep" / "leaf.py").write_text(
         "MIDDLEWARE = 'pipeline.deep.mw.Backoff'\nSPIDER = 'spider.py'\n")
@@ -248,3 +254,76 @@ def test_invalid_params_under_plain_dvc_repro_delete_nothing(repo, tmp_path):
     assert res.returncode != 0 and "sample.n_articles" in res.stdout + res.stderr
     assert (clone / "reports/sample.json").read_bytes() == before
     shutil.rmtree(clone)
+
+
+def test_the_walk_skips_type_checking_imports_and_the_boundary(tmp_path):
+    """What never runs (``if TYPE_CHECKING:``) and the named boundary (the Prefect wrapper, params validation,
+    logging) are not code deps; everything else a module imports is."""
+    for pkg in ("flows", "pipeline", "pipeline/common", "pipeline/stages"):
+        (tmp_path / pkg).mkdir(exist_ok=True)
+        (tmp_path / pkg / "__init__.py").write_text('"""x"""\n')
+    (tmp_path / "pipeline" / "stages" / "s.py").write_text(
+        "from typing import TYPE_CHECKING\nfrom pipeline.common import logs, files\n"
+        "if TYPE_CHECKING:\n    from pipeline.common import typed\n"
+        "def run():\n    from pipeline.params import load_params\n    from flows import _common\n")
+    for name in ("logs", "files", "typed"):
+        (tmp_path / "pipeline" / "common" / f"{name}.py").write_text("")
+    (tmp_path / "pipeline" / "params.py").write_text("")
+    found = {str(f) for f in project_files(tmp_path, "pipeline.stages.s")}
+    assert found == {"pipeline/__init__.py", "pipeline/stages/__init__.py", "pipeline/stages/s.py",
+                     "pipeline/common/__init__.py", "pipeline/common/files.py"}
+
+
+def _stage_closures(repo: Path) -> dict[str, list[Path]]:
+    return {name: sorted(project_files(repo, stage_module(st["cmd"]))) for name, st in _dvc(repo)["stages"].items()}
+
+
+def test_the_boundary_is_only_reached_where_it_cannot_change_bytes(repo):
+    """No stage's work imports the Prefect wrapper; it reaches params only under TYPE_CHECKING or to validate
+    (``validate_params``/``load_params``/``project_section``, which return the file's values unchanged); and the
+    logging module opens no file and returns nothing a stage writes."""
+    import ast
+
+    validators = {"load_params", "validate_params", "project_section", "ParamsError", "format_validation_error"}
+    for name, files in _stage_closures(repo).items():
+        for rel in files:
+            if rel.suffix != ".py":
+                continue
+            tree = ast.parse((repo / rel).read_text(encoding="utf-8"))
+            typed = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                     and getattr(node.test, "id", getattr(node.test, "attr", None)) == "TYPE_CHECKING"
+                     for child in node.body for n in ast.walk(child)}
+            for node in ast.walk(tree):
+                if id(node) in typed or not isinstance(node, (ast.Import, ast.ImportFrom)):
+                    continue
+                targets = ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
+                assert not any(t == "flows" or t.startswith("flows.") for t in targets), f"{name}: {rel} imports flows"
+                if isinstance(node, ast.ImportFrom) and node.module == "pipeline.params":
+                    assert {a.name for a in node.names} <= validators, f"{name}: {rel} uses the schema at run time"
+    logs = ast.parse((repo / "pipeline/common/logs.py").read_text(encoding="utf-8"))
+    writes = {"open", "write_text", "write_bytes", "replace", "rename", "mkdir", "dump", "unlink", "fdopen"}
+    called = {getattr(n.func, "id", getattr(n.func, "attr", None)) for n in ast.walk(logs) if isinstance(n, ast.Call)}
+    assert not called & writes, called & writes
+
+
+def test_validation_changes_no_value(repo):
+    """Why params validation may stay outside the code deps: what a stage receives is what the file says
+    (DVC tracks those values; a date is read as the date it names), for the whole file and for each stage's
+    declared sections."""
+    from flows.stage import STAGES, declared_sections
+    from pipeline.params import load_params
+
+    raw = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
+    assert load_params(repo / "params.yaml").model_dump(mode="json") == raw
+    for name in STAGES:
+        sections = declared_sections(name, repo / "dvc.yaml")
+        got = load_params(repo / "params.yaml", sections=sections).model_dump(mode="json")
+        assert got == {s: raw[s] for s in sections}, name
+
+
+def test_every_stage_stands_on_few_shared_files(repo):
+    """The ground every stage stands on is small: an edit to a shared file reruns everything, so there are
+    few (the package markers, the paths registry, whole-file writes)."""
+    closures = _stage_closures(repo)
+    shared = set.intersection(*(set(files) for files in closures.values()))
+    assert len(shared) <= 8, sorted(map(str, shared))

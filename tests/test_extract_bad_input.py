@@ -102,7 +102,9 @@ def test_oversized_and_deep_pages_are_rejected_cheaply():
 
 def test_extract_metrics_list_lost_records(warc, tmp_path, monkeypatch):
 
-    from flows.extract import extract_flow
+    from flows.stage import stage_flow
+
+    extract_flow = stage_flow("extract")
 
     data, _ = warc
     monkeypatch.chdir(tmp_path)
@@ -153,7 +155,9 @@ def test_headings_that_are_only_punctuation_are_no_questions():
 
 def _extracted(folder, warc_bytes: bytes, monkeypatch) -> bytes:
     """The extract stage run in ``folder`` (now the working directory) on ``warc_bytes``: its articles file."""
-    from flows.extract import extract_flow
+    from flows.stage import stage_flow
+
+    extract_flow = stage_flow("extract")
 
     monkeypatch.chdir(folder)
     (folder / "data/raw").mkdir(parents=True)
@@ -165,7 +169,9 @@ def _extracted(folder, warc_bytes: bytes, monkeypatch) -> bytes:
 
 def test_an_empty_warc_fails_and_keeps_the_articles(warc, tmp_path, monkeypatch):
     """An empty crawl output used to empty articles.jsonl with exit 0."""
-    from flows.extract import extract_flow
+    from flows.stage import stage_flow
+
+    extract_flow = stage_flow("extract")
 
     data, _ = warc
     before = _extracted(tmp_path, data, monkeypatch)
@@ -185,7 +191,9 @@ def test_a_warc_whose_every_page_is_rejected_fails_and_keeps_the_articles(warc, 
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
-    from flows.extract import extract_flow
+    from flows.stage import stage_flow
+
+    extract_flow = stage_flow("extract")
 
     data, _ = warc
     before = _extracted(tmp_path, data, monkeypatch)

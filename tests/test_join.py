@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.common.runtime import free_port
+from pipeline.common.processes import free_port
 from pipeline.params import load_params
 from pipeline.training.launch import POINTER, _launch, _write_atomic
 from tests.params_files import write_params

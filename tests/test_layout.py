@@ -169,15 +169,14 @@ def _outermost_chains(tree: ast.AST, root: str) -> set[tuple[str, ...]]:
 
 
 def _stage_modules(repo: Path) -> dict[str, list[str]]:
-    """stage module -> the dvc.yaml stages its flow runs (``flows.train_span`` runs ``pipeline.stages.span_qa``)."""
+    """stage module -> the dvc.yaml stages it does the work of (``train_span`` runs ``pipeline.stages.span_qa``)."""
+    from flows.stage import STAGES
+
     out: dict[str, list[str]] = {}
     for name, stage in _dvc(repo)["stages"].items():
-        flow = repo / (stage["cmd"].split()[2].replace(".", "/") + ".py")
-        mods = [m.group(1) for m in re.finditer(r"from pipeline\.stages import (\w+)", flow.read_text())]
-        mods += [m.group(1) for m in re.finditer(r"from pipeline\.stages\.(\w+) import", flow.read_text())]
-        assert mods, f"{flow} runs no pipeline.stages module"
-        for mod in mods:
-            out.setdefault(f"pipeline/stages/{mod}.py", []).append(name)
+        body = stage.get("do", stage)
+        work = STAGES[body["cmd"].split()[3]]
+        out.setdefault(f"pipeline/stages/{work.module}.py", []).append(name)
     return out
 
 

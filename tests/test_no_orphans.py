@@ -125,7 +125,7 @@ def test_a_stage_that_logs_from_a_thread_starts_no_temporary_prefect_server(tmp_
         import os, sys
         from pathlib import Path
         from prefect import flow
-        from flows._common import stage_main
+        from flows._common import record_this_run, run_flow
         from pipeline.crawl.run import _run_scrapy
 
         @flow(name="forwarder")
@@ -136,7 +136,7 @@ def test_a_stage_that_logs_from_a_thread_starts_no_temporary_prefect_server(tmp_
 
         import flows._common
         flows._common.shared_api_url = lambda: os.environ["TEST_API"]  # as the shared server is found: not in env
-        sys.exit(stage_main(forwarder_flow, ["--params", {str(repo / "params.yaml")!r}]))
+        sys.exit(run_flow(forwarder_flow, "forwarder", params_file={str(repo / "params.yaml")!r}))
     """))
     (tmp_path / "prefect-home").mkdir()
     with prefect_server(tmp_path / "prefect-home") as api:

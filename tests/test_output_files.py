@@ -11,14 +11,14 @@ import sys
 
 import pytest
 
-from pipeline.common.runtime import atomic_output, current_umask, write_json_set
+from pipeline.common.files import atomic_output, current_umask, write_json_set
 
 
 @pytest.mark.parametrize("mask", [0o002, 0o022, 0o077])
 def test_atomic_outputs_take_the_umask_not_0600(tmp_path, mask):
     code = (
         "import sys; from pathlib import Path; "
-        "from pipeline.common.runtime import atomic_output, write_json_set; "
+        "from pipeline.common.files import atomic_output, write_json_set; "
         "out = Path(sys.argv[1]); "
         "f = atomic_output(out / 'a.txt'); fh = f.__enter__(); fh.write('x'); f.__exit__(None, None, None); "
         "write_json_set([(out / 'b.json', {'k': 1}, None)]); "

@@ -103,7 +103,7 @@ def test_stage_with_bad_params_writes_nothing(repo, tmp_path):
     """The stage CLI validates before the flow starts: exit 2, no output folder, no metrics file."""
     bad = _write(tmp_path, (repo / "params.yaml").read_text().replace("sample:\n  seed: 13\n",
                                                                        "sample:\n  seed: 13\n  typo_key: 1\n"))
-    res = subprocess.run([sys.executable, "-m", "flows.sample", "--params", str(bad)], cwd=tmp_path,
+    res = subprocess.run([sys.executable, "-m", "flows.stage", "sample", "--params", str(bad)], cwd=tmp_path,
                          capture_output=True, text=True, env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"})
     assert res.returncode == 2, res.stderr
     assert "sample.typo_key" in res.stderr

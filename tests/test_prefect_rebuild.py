@@ -18,7 +18,7 @@ import httpx
 import pytest
 from filelock import FileLock
 
-from pipeline.common.runtime import free_port, stop_process_group
+from pipeline.common.processes import free_port, stop_process_group
 from tests import prefect_http
 from tests.conftest import prefect_server, venv_bin
 from tests.params_files import project_benchmark_sources, write_params
@@ -199,7 +199,7 @@ def test_a_stage_run_is_named_after_its_stage_and_tagged_with_its_rebuild(prefec
     `rebuild:<id>`, so the UI lists one rebuild's stages with one filter."""
     env = dict(_env(prefect_api), QA_PIPELINE_PARENT_RUN="0f0f-test-parent")
     params = write_params(tmp_path / "params.yaml", {"benchmark_sources": project_benchmark_sources()})
-    res = subprocess.run([sys.executable, "-m", "flows.benchmark_sources", "--params", params],
+    res = subprocess.run([sys.executable, "-m", "flows.stage", "benchmark_sources", "--params", params],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     body = {"flow_runs": {"tags": {"all_": ["rebuild:0f0f-test-parent"]}}}
@@ -313,14 +313,15 @@ def test_serve_and_prefect_deploy_keep_their_own_deployments_in_either_order(pre
 SLOW_STAGE = """
 import sys, time
 from prefect import flow
-from flows._common import stage_main
+from flows._common import record_this_run, run_flow
 
 @flow(name="slow_stage")
 def slow_stage_flow(params_file: str = "params.yaml") -> None:
+    record_this_run()
     print("started", flush=True)
     time.sleep(300)
 
-sys.exit(stage_main(slow_stage_flow, ["--params", sys.argv[1]]))
+sys.exit(run_flow(slow_stage_flow, "slow_stage", params_file=sys.argv[1]))
 """
 
 
@@ -393,16 +394,17 @@ SLOW_STAGE_SCRIPT = """
 import os, sys, time
 from pathlib import Path
 from prefect import flow
-from flows._common import stage_main
+from flows._common import record_this_run, run_flow
 
 @flow(name="slow_stage")
 def slow_stage_flow(params_file: str = "params.yaml") -> None:
+    record_this_run()
     Path("started").write_text(str(os.getpid()))
     if Path("slow").exists():
         time.sleep(600)
     Path("out.txt").write_text("done")
 
-sys.exit(stage_main(slow_stage_flow, ["--params", sys.argv[1]]))
+sys.exit(run_flow(slow_stage_flow, "slow_stage", params_file=sys.argv[1]))
 """
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 
-from pipeline.common.runtime import ProgressReport, progress
+from pipeline.common.logs import ProgressReport, progress
 
 
 def test_progress_lines_carry_count_rate_and_time_left(caplog, monkeypatch):
@@ -38,7 +38,7 @@ def test_the_progress_artifact_gets_a_readable_share(monkeypatch):
     """The Prefect UI showed "13.333333333333334%": the share sent is rounded to a tenth."""
     import prefect.artifacts
 
-    from pipeline.common import runtime
+    from pipeline.common import logs as runtime
 
     sent = []
     report = ProgressReport("index", 15, "docs", every_s=0)  # its logger: a plain one, outside a run

@@ -56,7 +56,7 @@ def test_the_ui_of_a_server_on_another_port_talks_to_that_server(repo, tmp_path)
     127.0.0.1:4200 (another checkout's server, or nothing)."""
     import urllib.request
 
-    from pipeline.common.runtime import free_port
+    from pipeline.common.processes import free_port
 
     port = free_port()
     env = dict(os.environ, PYTHONPATH=str(repo), PREFECT_HOME=str(tmp_path / ".prefect"),

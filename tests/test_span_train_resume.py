@@ -126,7 +126,7 @@ def test_a_checkpoint_from_other_inputs_is_not_resumed(feats, tmp_path, monkeypa
 def test_leftover_part_files_of_a_killed_writer_are_removed(tmp_path):
     import os
 
-    from pipeline.common.runtime import write_json
+    from pipeline.common.files import write_json
 
     target = tmp_path / "paragraphs.jsonl"
     dead = tmp_path / ".paragraphs.jsonl.999999999.abcd.part"  # no such pid
@@ -189,7 +189,7 @@ def test_a_kill_while_saving_the_final_model_keeps_the_previous_one(feats, tmp_p
 
 
 def test_a_set_of_files_is_replaced_together_or_not_at_all(tmp_path, monkeypatch):
-    from pipeline.common import runtime
+    from pipeline.common import files as runtime
 
     old = {name: {"v": "old"} for name in ("train", "dev", "test")}
     runtime.write_json_set([(tmp_path / f"{n}.json", o, None) for n, o in old.items()])

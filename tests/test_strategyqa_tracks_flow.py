@@ -8,12 +8,13 @@ import dataclasses
 import json
 from collections import Counter
 
-from flows.benchmark_sources import benchmark_sources_flow
-from flows.strategyqa_contexts import strategyqa_contexts_flow
-from flows.strategyqa_qa import strategyqa_qa_flow
+from flows.stage import stage_flow
 from pipeline.search.tantivy_backend import TantivyBackend
 from pipeline.wiki.paragraphs import dump_paragraphs
 from tests.params_files import project_benchmark_sources, write_params
+
+benchmark_sources_flow, strategyqa_contexts_flow, strategyqa_qa_flow = (
+    stage_flow(name) for name in ("benchmark_sources", "strategyqa_contexts", "strategyqa_qa"))
 
 
 def ora_train_ids(contexts: dict, train: list[dict]) -> set[str]:
@@ -44,7 +45,7 @@ def test_ora_p_and_ir_d_run_on_the_generated_sample(shared, small_sample, tmp_pa
     assert (contexts["train_questions"], n) == (cut, len(generated) - cut) and "skipped" not in contexts["ora_p"]
     assert contexts["ora_p"]["questions_with_gold"]["eval"] > 0.8 * n  # generated evidence is in the dump
     assert contexts["eval_recall@10"]["ir_d"] > 0.8  # the generated steps reuse the evidence's words
-    ora = strategyqa_qa_flow.fn("ora_p", params_file=params)
+    ora = strategyqa_qa_flow.fn(params_file=params, variant="ora_p")
     assert ora["eval_questions"] == contexts["ora_p"]["questions_with_gold"]["eval"]
     assert ora["eval_empty_context"] == 0 and ora["steps"] == 2
     preds = json.loads((tmp_path / "data/predictions/strategyqa_ora_p.json").read_text())
@@ -57,6 +58,6 @@ def test_ora_p_and_ir_d_run_on_the_generated_sample(shared, small_sample, tmp_pa
     assert ora["majority_answer"] == ("yes" if majority[True] > majority[False] else "no")
     said = ora["majority_answer"] == "yes"
     assert ora["majority_baseline"] == round(100 * sum(gold[q] == said for q in preds) / len(preds), 2)
-    ird = strategyqa_qa_flow.fn("ir_d", params_file=params)
+    ird = strategyqa_qa_flow.fn(params_file=params, variant="ir_d")
     assert ird["eval_questions"] == n and ird["eval_empty_context"] == 0
     assert (tmp_path / "models/strategyqa_ir_d/final/config.json").exists()

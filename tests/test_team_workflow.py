@@ -21,7 +21,7 @@ import httpx
 import pytest
 import yaml
 
-from pipeline.common.runtime import stop_process_group
+from pipeline.common.processes import stop_process_group
 from tests import prefect_http
 from tests.conftest import prefect_server
 from tests.local_s3 import seaweedfs_s3

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import write_json
+from pipeline.common.files import write_json
 from pipeline.common.safe_text import markdown_cell
 
 TRACKS = ("nlquad", "strategyqa", "quail", "difficulty")

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.common.runtime import atomic_output
+from pipeline.common.files import atomic_output
 
 
 def plot_value(value: Any) -> Any:

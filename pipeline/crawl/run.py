@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.common.jsonl import iter_jsonl
-from pipeline.common.runtime import ProgressReport, atomic_output, dies_with_this_process, get_logger
+from pipeline.common.files import atomic_output
+from pipeline.common.logs import ProgressReport, get_logger
+from pipeline.common.processes import dies_with_this_process
 from pipeline.common.transient import RETRYABLE_HTTP_STATUS
 from pipeline.crawl.warc_store import finalize, read_index
 from pipeline.crawl.config import CrawlParams

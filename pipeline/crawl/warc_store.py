@@ -19,7 +19,7 @@ from pathlib import Path
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from pipeline.common.runtime import atomic_output
+from pipeline.common.files import atomic_output
 
 NAMESPACE = uuid.UUID("6f1d1c5e-2b2a-4c5e-9a57-3d0f3f0a9b11")
 

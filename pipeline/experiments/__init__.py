@@ -1,0 +1,1 @@
+"""Tools around the pipeline: code deps, profiles, sweeps, the results table, publishing."""

@@ -1,16 +1,21 @@
-"""Each stage's code deps in dvc.yaml: exactly the project files its entry point can execute.
+"""Each stage's code deps in dvc.yaml: exactly the project files that can change its outputs' bytes.
 
 ``python -m pipeline.experiments.stage_deps`` rewrites the ``flows/`` and ``pipeline/`` entries of every
-stage's ``deps`` from an import walk of ``python -m flows.<stage>`` (comments, data deps and order of the rest
-kept); ``--check`` only says whether dvc.yaml is up to date (exit 1 if not, naming the stages). Why file level:
-a folder dep couples tracks that share a folder (an edit to a QuAIL heuristic re-parsed Wikipedia), so an edit
-reruns exactly the stages that can run the edited file.
+stage's ``deps`` from an import walk of the stage's work (``flows.stage.STAGES``: ``pipeline.stages.<module>``),
+after its data deps (comments and order of those kept); ``--check`` only says whether dvc.yaml is up to date
+(exit 1 if not, naming the stages). Why file level: a folder dep couples tracks that share a folder (an edit to
+a QuAIL heuristic re-parsed Wikipedia), so an edit reruns exactly the stages that can run the edited file.
 
 The walk parses (never imports) each module and follows every import, top level or inside a function,
 absolute or relative, with the ``__init__.py`` of every package on the way; a module named in a string
 (``"pipeline.crawl.middleware.BackoffRetryMiddleware"`` in Scrapy's settings) or a script beside a module run
 by its file name (``spider.py``, run by ``scrapy runspider``) counts as imported. A data file beside a module
-(``porter2_overrides.json``) is a dep of the stages that reach a module naming it.
+(``porter2_overrides.json``) is a dep of the stages that reach a module naming it. Imports under
+``if TYPE_CHECKING:`` never run and are not followed.
+
+It does not enter :data:`BOUNDARY`: the Prefect wrapper (``flows/``, which starts the walk's work and writes
+nothing), params validation (which checks values and never changes one; DVC tracks the values themselves),
+and logging. Each is held to that by a test (tests/test_stage_deps.py).
 """
 
 from __future__ import annotations
@@ -22,6 +27,11 @@ import sys
 from pathlib import Path
 
 PROJECT_PACKAGES = ("flows", "pipeline")
+BOUNDARY = {
+    "flows": "the Prefect wrapper: names, tags and leases a run, writes no artifact",
+    "pipeline.params": "params validation: accepts or refuses values, never changes one",
+    "pipeline.common.logs": "log lines and progress: opens no file",
+}
 _DOTTED = re.compile(r"(?:flows|pipeline)(?:\.[A-Za-z_]\w*)+")
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,11 +44,30 @@ def module_file(repo: Path, module: str) -> Path | None:
     return None
 
 
+def in_boundary(module: str) -> bool:
+    return any(module == b or module.startswith(b + ".") for b in BOUNDARY)
+
+
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """ids of the nodes under ``if TYPE_CHECKING:`` (never executed)."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and (
+                (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+                or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING")):
+            for child in node.body:
+                skipped.update(id(n) for n in ast.walk(child))
+    return skipped
+
+
 def _imported_modules(source: str, path: Path, module: str) -> set[str]:
     tree = ast.parse(source, filename=str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
+    skipped = _type_checking_only(tree)
     for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -52,7 +81,7 @@ def _imported_modules(source: str, path: Path, module: str) -> set[str]:
             found.update(f"{target}.{alias.name}" for alias in node.names)  # `from pkg import module`
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _DOTTED.fullmatch(node.value):
             found.add(node.value)  # loaded by name: a Scrapy middleware "pipeline.crawl.middleware.Backoff..."
-    return {m for m in found if m.split(".")[0] in PROJECT_PACKAGES}
+    return {m for m in found if m.split(".")[0] in PROJECT_PACKAGES and not in_boundary(m)}
 
 
 def project_files(repo: Path, module: str) -> set[Path]:
@@ -87,11 +116,14 @@ def project_files(repo: Path, module: str) -> set[Path]:
 
 
 def stage_module(cmd: str) -> str:
-    """``python -m flows.x [ARG]`` -> ``flows.x``."""
+    """``python -m flows.stage NAME [VARIANT]`` -> the module of NAME's work (``pipeline.stages.<module>``)."""
+    from flows.stage import STAGES
+
     words = cmd.split()
-    if words[:2] != ["python", "-m"] or len(words) < 3:
-        raise ValueError(f"a stage command must be `python -m flows.<stage>`, got {cmd!r}")
-    return words[2]
+    if words[:3] != ["python", "-m", "flows.stage"] or len(words) < 4 or words[3] not in STAGES:
+        raise ValueError(f"a stage command must be `python -m flows.stage <stage> [VARIANT]` with a stage of "
+                         f"flows.stage.STAGES, got {cmd!r}")
+    return STAGES[words[3]].work_module
 
 
 def _is_code(dep: str) -> bool:
@@ -117,13 +149,12 @@ def update(repo: Path = ROOT, write: bool = True) -> list[str]:
         body = stage["do"] if "foreach" in stage else stage
         deps = body["deps"]
         want = code_deps(repo, body["cmd"])
-        have = [d for d in deps if isinstance(d, str) and _is_code(d)]
-        if have == want:
+        others = [d for d in deps if not (isinstance(d, str) and _is_code(d))]
+        if list(deps) == others + want:
             continue
         stale.append(name)
-        others = [d for d in deps if not (isinstance(d, str) and _is_code(d))]
         deps.clear()
-        deps.extend(want + others)
+        deps.extend(others + want)  # what a person reads first: the data a stage stands on
     if stale and write:
         with path.open("w", encoding="utf-8") as fh:
             yaml.dump(doc, fh)

@@ -31,7 +31,7 @@ import yaml
 from pydantic import ValidationError
 
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import dies_with_this_process
+from pipeline.common.processes import dies_with_this_process
 from pipeline.experiments.overrides import override
 from pipeline.experiments.targets import check_targets
 from pipeline.params import PROJECT_PARAMS_FILE, Params, format_validation_error

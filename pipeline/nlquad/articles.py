@@ -20,7 +20,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from pipeline.common.jsonl import iter_jsonl
-from pipeline.common.runtime import get_logger, progress
+from pipeline.common.logs import get_logger, progress
 from pipeline.nlquad.discover import article_key
 from pipeline.nlquad.extract import Extraction, PageLimits, Section, extract_page
 from pipeline.nlquad.config import ExtractParams

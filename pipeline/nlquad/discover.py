@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import asdict
 from urllib.parse import urlsplit
 
-from pipeline.common.runtime import get_logger
+from pipeline.common.logs import get_logger
 from pipeline.nlquad.bbc_urls import non_article_section
 from pipeline.nlquad.config import DiscoverParams
 from pipeline.wayback.cdx import CdxCapture, CdxClient

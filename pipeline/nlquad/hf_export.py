@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pipeline.common.runtime import atomic_output
+from pipeline.common.files import atomic_output
 from pipeline.nlquad.squad_format import iter_article_qas, table2_statistics
 
 HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}

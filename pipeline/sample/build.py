@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.common.jsonl import iter_jsonl
-from pipeline.common.runtime import get_logger, progress
+from pipeline.common.logs import get_logger, progress
 from pipeline.common.safe_text import write_plot_csv
 from pipeline.sample.config import SampleParams
 from pipeline.sample.bbc_archive import (

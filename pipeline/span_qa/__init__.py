@@ -1,0 +1,1 @@
+"""Span question answering: sliding windows and Longformer, training, prediction and scoring."""

@@ -9,13 +9,17 @@ set (``pipeline/common/manifest.py`` says why there is no "skipped" output).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from pipeline.common.manifest import MANIFEST, sha256
-from pipeline.common.runtime import write_json
-from pipeline.params import BenchmarkSourcesParams, Params
+from pipeline.common.files import write_json
 from pipeline.quail.sources import describe_paper_tables, describe_question_set
 from pipeline.strategyqa.sources import describe_paragraphs, describe_questions
+
+if TYPE_CHECKING:
+    from pipeline.params import BenchmarkSourcesParams, Params
 
 WHERE = {
     "strategyqa_train": "github.com/eladsegal/strategyqa data/strategyqa/train.json",

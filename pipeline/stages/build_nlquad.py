@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import write_json
+from pipeline.common.files import write_json
 from pipeline.nlquad.articles import load_articles
 from pipeline.nlquad.build import build_dataset, dataset_statistics
 from pipeline.nlquad.question_cues import heading_names_answer
-from pipeline.params import Params
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 
 def run(params: Params) -> dict:

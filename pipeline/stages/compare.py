@@ -11,20 +11,22 @@ with its 95% paired bootstrap interval (``pipeline.common.paired``). The headlin
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from pipeline.common.headline import write_headline
 from pipeline.common.layout import PATHS
 from pipeline.common.manifest import read_manifest, source_path
 from pipeline.common.paired import paired_difference
-from pipeline.common.runtime import atomic_output, write_json
+from pipeline.common.files import atomic_output, write_json
 from pipeline.common.safe_text import markdown_cell
-from pipeline.params import Params
 from pipeline.quail.sets import heldout_dev, quail_sets
 from pipeline.quail.systems import HEURISTIC_BASELINES, MC_VARIANTS, mc_system
 from pipeline.span_qa.metrics import evaluate
 from pipeline.strategyqa.answering import SETTINGS
 from pipeline.strategyqa.data import load_questions
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 SPAN_SYSTEMS = ("span_window", "longformer")
 SPAN_BASELINES = ("first_window", "last_window", "random_window", "bm25l")  # the oracle is an upper bound

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pipeline.common.layout import PATHS
-from pipeline.params import Params
 from pipeline.span_qa.longformer import prepare_longformer
 from pipeline.training.finetune import resolve_model_path
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 
 def run(params: Params) -> dict:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import hashlib
 from pathlib import Path
 
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import write_json
+from pipeline.common.files import write_json
 from pipeline.crawl.run import run_crawl
 from pipeline.nlquad.extract import PageLimits
-from pipeline.params import Params
 from pipeline.wayback.archive import open_archive
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 
 def run(params: Params) -> dict:

@@ -3,17 +3,21 @@ human-model gap (or, without human accuracies, against model accuracy) and the p
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
 from pipeline.common.headline import write_headline
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import write_json
+from pipeline.common.files import write_json
 from pipeline.common.safe_text import write_plot_csv
 from pipeline.difficulty.analysis import MEASURES, load_human_accuracies
 from pipeline.difficulty.study import study
-from pipeline.params import Params
 from pipeline.quail.sets import heldout_dev, quail_sets
 from pipeline.quail.systems import MC_VARIANTS, mc_system
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 PLOT_COLUMNS = ["qid", "question_type", "passage_words", "fk_grade", "word_zipf", "model_accuracy", "gap"]
 NO_HUMANS = ("QuAIL publishes no per-question human accuracies (its human baseline is an aggregate), so the "

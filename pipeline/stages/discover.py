@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 from pathlib import Path
 
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import atomic_output, write_json
+from pipeline.common.files import atomic_output, write_json
 from pipeline.nlquad.discover import discover
-from pipeline.params import Params
 from pipeline.wayback.archive import open_archive
 from pipeline.wayback.cdx import CdxClient, retrying_session
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 
 

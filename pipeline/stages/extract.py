@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import atomic_output, write_json
+from pipeline.common.files import atomic_output, write_json
 from pipeline.common.safe_text import write_plot_csv
 from pipeline.nlquad.articles import EraTally, extract_articles
-from pipeline.params import Params
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 
 def run(params: Params) -> dict:

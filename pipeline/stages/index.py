@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 
 from pipeline.common.jsonl import iter_jsonl
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import progress, write_json
-from pipeline.params import Params
+from pipeline.common.files import write_json
+from pipeline.common.logs import progress
 from pipeline.search.factory import make_backend
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 
 

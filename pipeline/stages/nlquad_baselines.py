@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
 from pipeline.common.headline import span_figures, write_headline
 from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import write_json
+from pipeline.common.files import write_json
 from pipeline.nlquad.baselines import run_baselines
-from pipeline.params import Params
 from pipeline.span_qa.metrics import evaluate
 from pipeline.span_qa.plots import write_length_plot
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 METHODS = ("bm25l", "bm25l_oracle", "first_window", "last_window", "random_window")  # dvc.yaml lists their files
 

@@ -3,13 +3,14 @@ PMI, IR) on dev and the challenge set, beside the paper's Table 3 figures."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from pipeline.common.layout import PATHS
 from pipeline.common.manifest import read_manifest, source_path
 from pipeline.common.headline import write_headline
-from pipeline.common.runtime import atomic_output, write_json
-from pipeline.params import Params
+from pipeline.common.files import atomic_output, write_json
 from pipeline.quail.heuristics import (
     predict_ir,
     predict_longchoice,
@@ -32,6 +33,9 @@ from pipeline.quail.vector_baselines import (
     predict_lstm,
 )
 from pipeline.search.tantivy_backend import TantivyBackend
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 SYSTEMS = HEURISTIC_BASELINES  # dvc.yaml lists their headline files
 

@@ -4,12 +4,12 @@ share of the dev texts and scored on the held-out dev texts and the challenge se
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from pipeline.common.headline import dev_figures, write_headline
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import get_logger, write_json
-from pipeline.params import Params
+from pipeline.common.files import write_json
+from pipeline.common.logs import get_logger
 from pipeline.quail.data import MCQuestion
 from pipeline.quail.mc_model import VARIANTS, encode_questions, split_texts
 from pipeline.quail.report import accuracy_table
@@ -23,6 +23,9 @@ from pipeline.training.choice_model import (
 from pipeline.training.curves import training_summary
 from pipeline.training.finetune import TrainConfig, resolve_model_path
 from pipeline.training.launch import TrainingCall, run_training
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 
 @dataclass(frozen=True)

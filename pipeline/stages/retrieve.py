@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import write_json
-from pipeline.params import Params
+from pipeline.common.files import write_json
 from pipeline.search.factory import make_backend
 from pipeline.strategyqa.data import load_predicted_decompositions, load_questions
 from pipeline.strategyqa.retrieval import mean_recall, retrieve
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 
 def run(params: Params) -> dict:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import write_json
-from pipeline.params import Params
+from pipeline.common.files import write_json
 from pipeline.sample.build import build_sample, capture_year_rows, write_capture_plot
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 
 def run(params: Params) -> dict:

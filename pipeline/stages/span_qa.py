@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,8 +12,8 @@ from pathlib import Path
 from pipeline.common.headline import dev_figures, span_figures, write_headline
 from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import get_logger, write_json
-from pipeline.params import LongformerParams, Params, SpanWindowParams
+from pipeline.common.files import write_json
+from pipeline.common.logs import get_logger
 from pipeline.span_qa.data import SpanExamples, load_examples
 from pipeline.span_qa.features import WindowFeatures, build_windows
 from pipeline.span_qa.metrics import evaluate as score
@@ -21,6 +23,9 @@ from pipeline.span_qa.train import logits_of, predict_logits
 from pipeline.span_qa.train import train as train_windows
 from pipeline.training.finetune import DevSet, TrainConfig, resolve_model_path
 from pipeline.training.launch import TrainingCall, run_training
+
+if TYPE_CHECKING:
+    from pipeline.params import LongformerParams, Params, SpanWindowParams
 
 KINDS = ("span_window", "longformer")
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
 from pipeline.common.layout import PATHS
-from pipeline.common.runtime import write_json_set
+from pipeline.common.files import write_json_set
 from pipeline.nlquad.hf_export import write_hf_export
 from pipeline.nlquad.split import split_dataset, split_sizes
-from pipeline.params import Params
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 
 def run(params: Params) -> dict:

@@ -6,17 +6,21 @@ predicted ones (``strategyqa_qa.decompositions``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
 from pipeline.common.headline import percent, write_headline
 from pipeline.common.layout import PATHS
 from pipeline.common.manifest import read_manifest, source_path
-from pipeline.common.runtime import write_json
-from pipeline.params import Params
+from pipeline.common.files import write_json
 from pipeline.search.factory import make_backend
 from pipeline.strategyqa.answering import gold_ids, read_paragraphs
 from pipeline.strategyqa.data import load_predicted_decompositions, load_questions
 from pipeline.strategyqa.retrieval import mean_recall, retrieve
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 # Geva et al. (2021): BM25 over 36.6M paragraphs of the 2020-05-11 English Wikipedia, dev Recall@10.
 PAPER = {"corpus_paragraphs": 36_600_000, "recall@10": {"ir_q": 0.174, "ir_d": 0.195}}

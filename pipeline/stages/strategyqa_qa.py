@@ -3,6 +3,8 @@ majority baseline (the more frequent training answer) beside it."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,8 +13,8 @@ from pipeline.common.layout import PATHS
 from pipeline.common.manifest import read_manifest, source_path
 from pipeline.common.headline import dev_figures, write_headline
 from pipeline.common.intervals import bootstrap_ci
-from pipeline.common.runtime import get_logger, write_json
-from pipeline.params import Params
+from pipeline.common.files import write_json
+from pipeline.common.logs import get_logger
 from pipeline.strategyqa.answering import (
     SETTINGS,
     accuracy,
@@ -33,6 +35,9 @@ from pipeline.training.curves import training_summary
 from pipeline.training.finetune import TrainConfig, resolve_model_path
 from pipeline.training.launch import TrainingCall, run_training
 from pipeline.training.pair_encoding import PairFeatures, encode_pairs
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 from collections import Counter
 from dataclasses import asdict
@@ -9,9 +11,12 @@ from pathlib import Path
 
 from pipeline.common.layout import PATHS
 from pipeline.common.manifest import read_manifest, source_path
-from pipeline.common.runtime import atomic_output, get_logger, progress, write_json
-from pipeline.params import Params
+from pipeline.common.files import atomic_output, write_json
+from pipeline.common.logs import get_logger, progress
 from pipeline.wiki.paragraphs import dump_paragraphs, with_evidence
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
 
 
 

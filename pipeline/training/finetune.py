@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from pipeline.common.runtime import ProgressReport, get_logger, progress
+from pipeline.common.logs import ProgressReport, get_logger, progress
 from pipeline.training.config import TrainBudget
 from pipeline.training.curves import TrainingCurves, TrainingHistory
 

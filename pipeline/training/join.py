@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from pipeline.common.runtime import get_logger
+from pipeline.common.logs import get_logger
 from pipeline.params import ParamsError, load_params
 from pipeline.training.launch import POINTER, RUN_ID, hosted_run, run_torchrun, torchrun_command, trusted_file
 

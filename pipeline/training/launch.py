@@ -45,10 +45,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from pipeline.common.runtime import die_with_parent, dies_with_this_process, free_port, get_logger, stop_process_group
-from pipeline.params import DistributedParams, Params
+from pipeline.common.logs import get_logger
+from pipeline.common.processes import die_with_parent, dies_with_this_process, free_port, stop_process_group
+
+if TYPE_CHECKING:
+    from pipeline.params import DistributedParams, Params
 
 POINTER = Path(".training-launch.json")  # for `python -m pipeline.training.join` on the other nodes
 LAUNCH_DIR = ".launch"
@@ -253,9 +256,7 @@ class SpecError(ValueError):
 def read_spec(path: Path, run_id: str) -> tuple[str, str, Params]:
     """The stage, variant and params of a launch spec, checked: this user's private file, written for the
     run ``run_id``, naming a stage module by name only, with params that pass the schema."""
-    from pydantic import ValidationError
-
-    from pipeline.params import format_validation_error
+    from pipeline.params import ParamsError, validate_params  # the boundary's check; it changes no value
 
     if not trusted_file(path):
         raise SpecError(f"{path}: not a regular file owned by this user and writable only by it; refusing it")
@@ -268,10 +269,12 @@ def read_spec(path: Path, run_id: str) -> tuple[str, str, Params]:
         raise SpecError(f"{path}: written for run {spec_run!r}, not this run {run_id!r}")
     if not isinstance(stage, str) or not STAGE_MODULE.fullmatch(stage) or not isinstance(variant, str):
         raise SpecError(f"{path}: stage must be a module name of {STAGES_PACKAGE}, variant a string")
-    try:
-        params = Params.model_validate(raw)
-    except ValidationError as exc:
-        raise SpecError(format_validation_error(exc, f"{path} params")) from None
+    if not isinstance(raw, dict):
+        raise SpecError(f"{path}: params must be a mapping of params sections")
+    try:  # the sections the stage declared, as its own process validated them
+        params = validate_params(raw, f"{path} params", tuple(raw))
+    except ParamsError as exc:
+        raise SpecError(str(exc)) from None
     return stage, variant, params
 
 

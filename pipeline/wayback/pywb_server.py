@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.common.runtime import dies_with_this_process, free_port, stop_process_group, wait_until_serving
+from pipeline.common.processes import dies_with_this_process, free_port, stop_process_group, wait_until_serving
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

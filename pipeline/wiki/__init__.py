@@ -1,0 +1,1 @@
+"""Wikipedia paragraphs from a CirrusSearch dump or the offline vital-article extracts."""

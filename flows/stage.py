@@ -1,0 +1,154 @@
+"""Every stage's command: ``python -m flows.stage NAME [VARIANT] [--params FILE]``, the one Prefect flow entry
+point of the pipeline (dvc.yaml's ``cmd`` lines).
+
+:data:`STAGES` says, for each DVC stage, which function of ``pipeline.stages`` does its work, with which fixed
+arguments, and which stages retry a failure that can pass (a CDX outage, a dropped bulk connection). This
+module is the boundary between DVC and the work: it validates the params sections the stage declares in
+dvc.yaml, names the flow run after the stage (``quail_mc@options``, as ``dvc repro`` prints it), tags it, and
+holds the stage's lease on the shared Prefect server. It writes no artifact and changes no value the work
+receives, so it is not among any stage's code deps (``pipeline.experiments.stage_deps`` starts the walk at the
+work's module; a test runs a stage both ways and compares the bytes).
+
+A new stage is one row here (and its module under ``pipeline/stages/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+# dvc.yaml of the checkout that holds this code: the sections a stage declares there are the ones DVC
+# tracks for it, so they are the only ones it may read (an undeclared read would go stale in DVC's cache)
+DVC_YAML = ROOT / "dvc.yaml"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One DVC stage's work: ``pipeline.stages.<module>.<function>(params, *args[, variant])``."""
+
+    module: str
+    function: str = "run"
+    args: tuple[str, ...] = ()
+    variants: str | None = None  # "package.module:NAME" of the values a foreach stage passes
+    retry_delays_s: tuple[int, ...] = ()  # one retry per delay, for failures is_transient accepts
+    why_retry: str = ""
+
+    @property
+    def work_module(self) -> str:
+        return f"pipeline.stages.{self.module}"
+
+
+STAGES: dict[str, Stage] = {
+    "check_params": Stage("check_params"),
+    "sample": Stage("sample"),
+    "discover": Stage("discover", retry_delays_s=(10, 60, 300),
+                      why_retry="a CDX outage or a 429 can pass: the query is retried (pywb restarted with it)"),
+    "crawl": Stage("crawl"),  # Scrapy retries each request; a rerun resumes
+    "extract": Stage("extract"),
+    "build_nlquad": Stage("build_nlquad"),
+    "wiki_paragraphs": Stage("wiki_paragraphs"),
+    "index": Stage("index", retry_delays_s=(30, 120),
+                   why_retry="a dropped connection or a 429 mid-bulk can pass; the alias swap makes a retry safe"),
+    "retrieve": Stage("retrieve"),
+    "split": Stage("split"),
+    "nlquad_baselines": Stage("nlquad_baselines"),
+    "train_span": Stage("span_qa", "train", ("span_window",)),
+    "predict_span": Stage("span_qa", "predict", ("span_window",)),
+    "evaluate_span": Stage("span_qa", "evaluate", ("span_window",)),
+    "convert_longformer": Stage("convert_longformer"),
+    "train_longformer": Stage("span_qa", "train", ("longformer",)),
+    "predict_longformer": Stage("span_qa", "predict", ("longformer",)),
+    "evaluate_longformer": Stage("span_qa", "evaluate", ("longformer",)),
+    "benchmark_sources": Stage("benchmark_sources"),
+    "strategyqa_contexts": Stage("strategyqa_contexts"),
+    "strategyqa_qa": Stage("strategyqa_qa", variants="pipeline.strategyqa.answering:SETTINGS"),
+    "quail_baselines": Stage("quail_baselines"),
+    "quail_mc": Stage("quail_mc", variants="pipeline.quail.mc_model:VARIANTS"),
+    "difficulty": Stage("difficulty"),
+    "compare": Stage("compare"),
+}
+FULL_CHECK = "check_params"  # the one stage that validates the whole file
+
+
+def declared_sections(name: str, dvc_yaml: Path = DVC_YAML) -> tuple[str, ...]:
+    """The params.yaml sections stage ``name`` declares in dvc.yaml (``quail.seed`` declares ``quail``)."""
+    import yaml
+
+    stage = yaml.safe_load(dvc_yaml.read_text(encoding="utf-8"))["stages"][name]
+    body = stage.get("do", stage)
+    keys = [k for k in body.get("params") or [] if isinstance(k, str)]
+    return tuple(dict.fromkeys(k.split(".", 1)[0] for k in keys))
+
+
+def variant_choices(stage: Stage) -> tuple[str, ...]:
+    if stage.variants is None:
+        return ()
+    module, _, attr = stage.variants.partition(":")
+    return tuple(getattr(importlib.import_module(module), attr))
+
+
+def work(name: str) -> Any:
+    stage = STAGES[name]
+    return getattr(importlib.import_module(stage.work_module), stage.function)
+
+
+def stage_flow(name: str) -> Any:
+    """The Prefect flow of stage ``name``: validated params in, the work's summary out."""
+    from prefect import flow, task
+
+    from flows._common import record_this_run, retry_if_transient
+    from pipeline.params import load_params
+
+    stage = STAGES[name]
+    sections = None if name == FULL_CHECK else declared_sections(name)
+    fn = work(name)
+
+    def body(params_file: str, variant: str | None) -> dict:
+        record_this_run()
+        params = load_params(params_file, sections=sections)
+        return fn(params, *stage.args, *([variant] if variant is not None else []))
+
+    if stage.retry_delays_s:
+        body = task(name=f"{name}.run", retries=len(stage.retry_delays_s),
+                    retry_delay_seconds=list(stage.retry_delays_s), retry_condition_fn=retry_if_transient,
+                    cache_policy=None)(body)
+
+    def run_stage(params_file: str = "params.yaml", variant: str | None = None) -> dict:
+        return body(params_file, variant)
+
+    return flow(name=name, log_prints=True)(run_stage)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m flows.stage", description=__doc__.split("\n")[0])
+    ap.add_argument("stage", choices=sorted(STAGES))
+    ap.add_argument("variant", nargs="?", help="the foreach value of quail_mc and strategyqa_qa")
+    ap.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
+    args = ap.parse_args(argv)
+    stage = STAGES[args.stage]
+    choices = variant_choices(stage)
+    if choices and args.variant not in choices:
+        ap.error(f"{args.stage} needs one of {', '.join(choices)} (got {args.variant!r})")
+    if not choices and args.variant is not None:
+        ap.error(f"{args.stage} takes no variant (got {args.variant!r})")
+    from flows._common import run_flow
+    from pipeline.params import ParamsError, load_params
+
+    try:  # before the flow starts, so a bad file writes nothing at all and the run says why in one line
+        load_params(args.params, sections=None if args.stage == FULL_CHECK else declared_sections(args.stage))
+    except ParamsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    name = args.stage + (f"@{args.variant}" if choices else "")
+    return run_flow(stage_flow(args.stage), name, params_file=args.params, variant=args.variant)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # the weights' load reports, once per model
+    sys.exit(main())
