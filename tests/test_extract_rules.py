@@ -269,3 +269,70 @@ def test_stm_page_with_an_interrogative_cross_head_builds_an_nlquad_question():
     assert para["context"][answer["answer_start"]:answer["answer_end"]] == answer["text"]
     assert answer["text"].startswith(PARAS[2]) and answer["text"].endswith(PARAS[3])
     assert article_key("http://news.bbc.co.uk/1/hi/uk/6900001.stm") == article_key(ex.url)  # one article
+
+
+# ------------------------------------------------------------------------------------------- reader comments
+
+def _stm(body: str) -> str:
+    return ('<html><head><title>BBC NEWS | UK | A story</title><meta name="OriginalPublicationDate" '
+            'content="2008/05/01 10:00:00"/></head><body><div class="mxb"><h1>A story</h1></div>'
+            "<!-- S BO -->" + body + "<!-- E BO --></body></html>")
+
+
+STM_URL = "http://news.bbc.co.uk/1/hi/uk/7000001.stm"
+
+
+def test_2008_in_body_have_your_say_box_in_one_block_is_not_answer_text():
+    """news.bbc.co.uk, 2008: the box's label, a reader's quote and name in one block between two paragraphs of
+    the story; the story goes on after it."""
+    body = (f"<p>{PARAS[0]}<p><b>How did it start?</b><p>{PARAS[1]}"
+            '<div class="hys"><b>HAVE YOUR SAY</b><br>"They should have acted years ago, it is a disgrace."'
+            '<br><i>Mike, Sheffield</i></div>'
+            f'<div><a href="http://newsforums.bbc.co.uk/x">Send us your comments</a></div><p>{PARAS[2]}')
+    ex = extract_page(_stm(body), STM_URL)
+    assert ex.template == "stm"
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("How did it start?", PARAS[1:3])]
+
+
+def test_2008_have_your_say_box_in_blocks_ends_with_its_author_line():
+    """The same box as separate blocks: a bold label, the quote, the reader's name in bold (not a cross-head),
+    the call to comment; the story's next paragraph is kept."""
+    body = (f"<p>{PARAS[0]}<p><b>How did it start?</b><p>{PARAS[1]}<div><b>HAVE YOUR SAY</b></div>"
+            '<div>"They should have acted years ago, it is a disgrace."</div><div><b>Mike, Sheffield</b></div>'
+            f'<div><a href="http://newsforums.bbc.co.uk/x">Send us your comments</a></div><p>{PARAS[2]}')
+    ex = extract_page(_stm(body), STM_URL)
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("How did it start?", PARAS[1:3])]
+
+
+@pytest.mark.parametrize("label", ['<p><strong>YOUR VIEWS</strong></p>', "<h2>Your views</h2>",
+                                   '<p><b>Here is a selection of your comments:</b></p>'])
+def test_2010_closing_your_views_block_is_not_the_last_answer(label):
+    """2010 story-body (cream) pages close some stories with five reader comments, each with an author line,
+    under a "YOUR VIEWS" label (a bold paragraph or a box title)."""
+    readers = ["Mike, Sheffield", "Anna Jones, Cardiff, Wales", "J Smith, London", "Priya, Leicester, UK",
+               "Tom O'Neill, Belfast"]
+    comments = "".join(f"<p>I have lived here for {n} years and the council never once listened to us.</p>"
+                       f"<p><b>{name}</b></p>" for n, name in enumerate(readers, 10))
+    body = (f'<p class="introduction">{PARAS[0]}</p><p><span class="cross-head">Who pays?</span></p>'
+            f"<p>{PARAS[1]}</p><p>{PARAS[2]}</p>{label}{comments}")
+    ex = extract_page(_cream(body), "http://www.bbc.co.uk/news/uk-10000001")
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("Who pays?", PARAS[1:3])]
+
+
+def test_bold_paragraph_cross_heads_head_their_sections():
+    """A cross-head written as a bold paragraph (story-body, cream, a data-component text block) starts a
+    section; a bold sentence, a bold line with a link and a bold paragraph with nothing under it do not."""
+    inner = ('<div class="story-body__inner"><p class="story-body__introduction">' + PARAS[0] + "</p>"
+             "<p><strong>Why does it matter?</strong></p><p>" + PARAS[1] + "</p>"
+             "<p><b>This bold sentence is part of the story.</b></p><p>" + PARAS[2] + "</p>"
+             "<p><strong>What happens next</strong></p><p>" + PARAS[3] + "</p></div>")
+    ex = extract_page(_story_body(inner), "https://www.bbc.co.uk/news/newsbeat-49000001")
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [
+        ("Why does it matter?", [PARAS[1], "This bold sentence is part of the story.", PARAS[2]]),
+        ("What happens next", [PARAS[3]])]
+    cream = (f'<p class="introduction">{PARAS[0]}</p><p><b>Who pays?</b></p><p>{PARAS[1]}</p>')
+    ex = extract_page(_cream(cream), "http://www.bbc.co.uk/news/magazine-20000001")
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("Who pays?", [PARAS[1]])]
+    blocks = _text(PARAS[0]) + _text("<b>Is it safe?</b>") + _text(PARAS[1]) + _text("<b>Dangling</b>")
+    ex = extract_page(_data_component(blocks), "https://www.bbc.com/news/articles/c4n1l6wx98go")
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("Is it safe?", [PARAS[1]])]

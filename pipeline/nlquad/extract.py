@@ -41,7 +41,7 @@ from bs4.filter import ElementFilter
 from lxml import etree
 
 from pipeline.nlquad.bbc_urls import is_bbc_host, path_rejection
-from pipeline.nlquad.endings import trailing_furniture_start
+from pipeline.nlquad.endings import is_call_out, trailing_furniture_start
 from pipeline.nlquad.page_bytes import decode_page, original_url, strip_archive_wrapping
 
 _WS = re.compile(r"\s+")
@@ -55,6 +55,20 @@ _FURNITURE_HEADING = re.compile(
     r"elsewhere on the bbc|around the bbc|share this(?: \w+)?|get in touch|have your say|follow (?:us|bbc).*|"
     r"watch|listen|video|also in the news|more from .*|explore more|latest updates?|bbc news services)[\s:.]*$",
     re.IGNORECASE)
+# The label of a box of reader comments, in every era: the 2000s in-body "HAVE YOUR SAY" quote (a reader's words
+# and name) and the 2010s closing "YOUR VIEWS" list (comments, each with its author line).
+_READER_COMMENTS = re.compile(
+    r"^(?:have your say|your (?:views|comments|stories|experiences)|readers'? (?:comments|views)|"
+    r"(?:here (?:is|are) )?(?:a selection of )?(?:your|readers'?) (?:comments|views)(?: so far)?)[\s:.]*$",
+    re.IGNORECASE)
+_READER_COMMENTS_LEAD = re.compile(
+    r"^(?:HAVE YOUR SAY|YOUR (?:VIEWS|COMMENTS|STORIES|EXPERIENCES)|READERS'? (?:COMMENTS|VIEWS))\b")
+# A reader's signature under a comment: "Mike, Sheffield", "Anna Jones, Cardiff, Wales", "- Tom, Leeds".
+_AUTHOR_LINE = re.compile(
+    r"^[-–—\s]*[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,3}, [A-Z][\w'’. -]{1,40}(?:, [A-Z][\w'’. -]{1,40})?$")
+# A paragraph in bold and nothing else, short, not ending a sentence: a cross-head written as a bold
+# paragraph (story-body and cream pages, a text-block now and then); a question mark may end it.
+_BOLD_HEADING_MAX_WORDS = 12
 # Whole paragraphs that are page furniture, wherever they sit.
 _FURNITURE_TEXT = re.compile(
     r"^(?:media playback is unsupported on your device|image (?:copyright|caption|source)|media caption|"
@@ -174,9 +188,32 @@ def _skip_container(el: Tag) -> bool:
     return bool(cls) and bool(_SKIP_CLASS.search(cls))
 
 
+def is_author_line(text: str) -> bool:
+    return len(text.split()) <= 10 and bool(_AUTHOR_LINE.match(text))
+
+
+def _bold_heading(el: Tag) -> str | None:
+    """The text of a paragraph that is a cross-head in bold (all its words inside ``<b>``/``<strong>``, no
+    link, short, no closing sentence punctuation but ``?``; a reader-comments label may end in a colon),
+    else None."""
+    if el.find("a") is not None:
+        return None
+    inside, outside = _text_inside(el, ("b", "strong"))
+    text = text_of(el)
+    if not inside or outside or not text or len(text.split()) > _BOLD_HEADING_MAX_WORDS:
+        return None
+    if _READER_COMMENTS.match(text):
+        return text
+    if re.search(r"[.,;:!]['\"’”]?$", text) or is_author_line(text):
+        return None
+    return text
+
+
 def _walk_story(children: Iterable[object], heading: re.Pattern[str]) -> Iterator[_Block]:
     """The story-body and cream layouts: paragraphs, lists and cross-heads at any depth (a wrapper div
-    must not hide body paragraphs), never entering boxouts, media, forms or embeds."""
+    must not hide body paragraphs), never entering boxouts, media, forms or embeds. A bold paragraph that
+    reads as a cross-head is one; a box title (an ``h2``-``h4`` outside the cross-head classes) is dropped,
+    except a reader-comments label, which is passed on so the comments under it go too."""
     for child in children:
         if not isinstance(child, Tag):
             continue
@@ -193,10 +230,13 @@ def _walk_story(children: Iterable[object], heading: re.Pattern[str]) -> Iterato
             if inner is not None:  # cream: <p><span class="cross-head">…</span></p>
                 yield _Block("heading", inner, text_of(inner))
                 continue
-            yield _Block("para", child)
+            bold = _bold_heading(child)
+            yield _Block("heading", child, bold) if bold else _Block("para", child)
         elif child.name in ("ul", "ol"):
             yield _Block("list", child)
         elif child.name in ("h2", "h3", "h4"):
+            if _READER_COMMENTS.match(text_of(child)):
+                yield _Block("heading", child, text_of(child))
             continue  # a heading of something else (a box title outside the cross-head classes)
         else:
             yield from _walk_story(child.children, heading)
@@ -220,7 +260,8 @@ def _walk_data_component(article: Tag) -> Iterator[_Block]:
         elif kind == "text-block":
             paras = block.find_all("p")
             for p in paras or [block]:
-                yield _Block("para", p)
+                bold = _bold_heading(p) if len(paras) == 1 else None
+                yield _Block("heading", p, bold) if bold else _Block("para", p)
         elif kind in LIST_BLOCKS:
             yield _Block("list", block)
         elif kind == "image-block" and _is_separator_image(block):
@@ -269,6 +310,11 @@ def _is_italic_note(el: Tag) -> bool:
     return bool(italic) and not _text_inside(el, ("i", "em", "a"))[1]
 
 
+def _lines(el: Tag) -> list[str]:
+    """The lines of a block as a reader sees them (``<br>`` and child blocks break lines)."""
+    return [clean(line) for line in el.get_text("\n").split("\n") if clean(line)]
+
+
 def is_furniture_text(text: str, el: Tag | None = None) -> bool:
     if _FURNITURE_TEXT.match(text):
         return True
@@ -291,7 +337,9 @@ class _BodyBuilder:
         self.ex, self.base = ex, base
         # (section index or -1 for the intro, text, element, from a list)
         self.items: list[tuple[int, str, Tag, bool]] = []
-        self.skipping = False
+        self.skipping: bool | str = False  # "comments" under a reader-comments label; "signature" after a box
+        self.after_comment_box = False
+        self.one_comment = False
 
     def feed(self, blocks: Iterable[_Block]) -> None:
         for block in blocks:
@@ -299,6 +347,10 @@ class _BodyBuilder:
                 self.heading(block.text)
             elif block.kind == "separator":
                 self.skipping = False
+            elif self.skipping == "comments" and block.el is not None:
+                # an in-body "HAVE YOUR SAY" box holds one reader's words: it ends with its author line
+                if self.comment_box_ends(block.el):
+                    self.skipping, self.after_comment_box = False, True
             elif not self.skipping and block.el is not None:
                 if block.kind == "list":
                     self.add(block.el, block.el.find_all("li"), is_list=True)
@@ -307,15 +359,38 @@ class _BodyBuilder:
         self.finish()
 
     def heading(self, text: str) -> None:
+        if self.skipping == "comments" and is_author_line(text):
+            if self.one_comment:
+                self.skipping, self.after_comment_box = False, True
+            return  # a reader's signature in bold, not a cross-head
+        if self.after_comment_box and is_author_line(text):
+            return
+        self.after_comment_box = False
+        if text and _READER_COMMENTS.match(text):
+            self.skipping = "comments"
+            self.one_comment = text.lower().startswith("have your say")
+            return
         if not text or _FURNITURE_HEADING.match(text):
             self.skipping = bool(text)
             return
         self.skipping = False
         self.ex.sections.append(Section(heading=text, paragraphs=[]))
 
+    def comment_box_ends(self, el: Tag) -> bool:
+        """Under an in-body "HAVE YOUR SAY" label: the reader's words go on until their author line."""
+        return self.one_comment and any(is_author_line(line) for line in _lines(el))
+
     def add(self, container: Tag, parts: list[Tag], is_list: bool) -> None:
         kept = [(text_of(x), x) for x in parts if not is_promo(x)]
         kept = [(t, x) for t, x in kept if t and not is_furniture_text(t, x)]
+        if self.after_comment_box:  # the box's signature and its "Send us your comments" line
+            while kept and (is_author_line(kept[0][0]) or is_call_out(kept[0][0])):
+                kept.pop(0)
+            self.after_comment_box = not kept
+        boxed = [(t, x) for t, x in kept if _READER_COMMENTS_LEAD.match(t) and len(t.split()) > 4]
+        if boxed:  # label, a reader's words and name in one block: the 2000s in-body box
+            kept = [(t, x) for t, x in kept if (t, x) not in boxed]
+            self.after_comment_box = True
         if not kept:
             return
         _collect_links(container, self.ex, self.base)
