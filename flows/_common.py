@@ -8,7 +8,9 @@ it, and tagged ``dvc-stage``; started by a ``rebuild`` run it also carries ``reb
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -70,7 +72,28 @@ def run_flow(flow: Callable[..., Any], run_name: str, **parameters: Any) -> int:
     os.environ["PREFECT_API_URL"] = api_url  # what record_this_run names
     named = flow.with_options(flow_run_name=run_name.replace("{", "{{").replace("}", "}}"),
                               on_crashed=[*flow.on_crashed_hooks, cancelled_if_stopped])
+    from prefect.exceptions import TerminationSignal
+
     reap_killed_runs()  # an earlier stage of this checkout killed with SIGKILL: its run says Crashed
-    with stage_lease(), temporary_settings({PREFECT_API_URL: api_url}), tags(*run_tags()):
-        named(**parameters)
+    for name in ("prefect.flow_runs", "prefect.task_runs"):
+        logging.getLogger(name).addFilter(_quiet_signal_stop)
+    try:
+        with stage_lease(), temporary_settings({PREFECT_API_URL: api_url}), tags(*run_tags()):
+            named(**parameters)
+    except (KeyboardInterrupt, TerminationSignal) as exc:
+        how = "Ctrl-C" if isinstance(exc, KeyboardInterrupt) else "a termination signal"
+        print(f"{run_name}: stopped by {how}; its run is Cancelled", file=sys.stderr, flush=True)
+        return 130 if isinstance(exc, KeyboardInterrupt) else 143
     return 0
+
+
+_SIGNAL_STOP_LINES = tuple(f"Crash detected! {m}" for m in STOPPED_BY_SIGNAL) + tuple(
+    f"Finished in state Crashed('{m}')" for m in STOPPED_BY_SIGNAL) + (
+    "Running hook 'cancelled_if_stopped'", "Hook 'cancelled_if_stopped' finished")
+
+
+def _quiet_signal_stop(record: logging.LogRecord) -> bool:
+    """A stage stopped by a signal ends Cancelled (:func:`cancelled_if_stopped`) and says so in one line; Prefect's
+    "Crash detected!", its Crashed state line and the hook's two lines said the opposite, in the console and
+    in the run's log."""
+    return not record.getMessage().startswith(_SIGNAL_STOP_LINES)

@@ -8,8 +8,10 @@ it runs; the supervisor stops the server once no lease has been held for ``QA_PI
 (default 600, time to look at the runs in the UI), by PID. A no-op ``dvc repro`` runs no stage and starts nothing.
 ``make serve`` runs its scheduler against this same server (starting it if needed, holding a lease while it
 serves), so there is one server and one database (``PREFECT_HOME=.prefect``, see ``flows/__init__.py``) for
-every run. It listens on 127.0.0.1:4200 (``QA_PIPELINE_PREFECT_PORT``) when that port is free, so the "View
-at" links a run prints stay valid: after an idle stop, ``make serve`` opens the same address on the same runs.
+every run. It listens on the port this checkout had last time (``.prefect/last-port``), else 127.0.0.1:4200, else
+a port of the checkout's own derived from its path (``QA_PIPELINE_PREFECT_PORT`` overrides), so the "View at"
+links a run prints stay valid: after an idle stop, ``make serve`` opens the same address on the same runs, and
+a second checkout keeps its own address instead of a new random one each time.
 With ``PREFECT_API_URL`` set (a team server) none of this happens: runs go there.
 """
 
@@ -56,10 +58,45 @@ def _port_free(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
-def preferred_port() -> int:
-    """``QA_PIPELINE_PREFECT_PORT`` (default 4200) when free, else any free loopback port."""
-    port = int(os.environ.get(PORT_ENV) or DEFAULT_PORT)
-    return port if _port_free(port) else free_port()
+LAST_PORT = HOME / "last-port"  # this checkout's server address, kept across starts
+
+
+def checkout_port(checkout: Path | None = None) -> int:
+    """A port of this checkout's own, the same on every start (4201-4999, from its path): where its server goes
+    when 4200 is another's, so two checkouts on one machine each keep an address."""
+    import zlib
+
+    path = str((checkout or Path.cwd()).resolve())
+    return 4201 + zlib.crc32(path.encode("utf-8")) % 799
+
+
+def preferred_port() -> tuple[int, str]:
+    """Where this checkout's server listens, and, when that is not 4200, why. In order: the port set in
+    ``QA_PIPELINE_PREFECT_PORT``; the port this checkout's server had last time (``.prefect/last-port``), so the
+    "View at" links printed before still open; 4200; this checkout's own port (:func:`checkout_port`); any
+    free port. The choice is recorded for next time."""
+    explicit = os.environ.get(PORT_ENV)
+    if explicit:
+        port = int(explicit)
+        if _port_free(port):
+            return port, ""
+        chosen = free_port()
+        return chosen, f"{PORT_ENV}={port} is taken by another program; using {chosen} this time"
+    with contextlib.suppress(OSError, ValueError):
+        last = int(LAST_PORT.read_text(encoding="utf-8").strip())
+        if _port_free(last):
+            return last, "" if last == DEFAULT_PORT else f"this checkout's port (.prefect/last-port; 4200 was taken when it was chosen)"
+    for port, why in ((DEFAULT_PORT, ""),
+                      (checkout_port(), f"4200 is taken (another checkout's server or another program); "
+                                        f"this checkout keeps this port from now on (.prefect/last-port)")):
+        if _port_free(port):
+            break
+    else:
+        port, why = free_port(), "4200 and this checkout's own port are both taken; a free port this time"
+        return port, why
+    HOME.mkdir(exist_ok=True)
+    LAST_PORT.write_text(f"{port}\n", encoding="utf-8")
+    return port, why
 
 
 def server_env(host: str, port: int) -> dict[str, str]:
@@ -101,6 +138,14 @@ def running_server() -> str | None:
     return None
 
 
+def server_note() -> str:
+    """Why the running server is not on 4200, as its supervisor recorded it ("" when it is)."""
+    try:
+        return str(json.loads(STATE.read_text(encoding="utf-8")).get("port_note") or "")
+    except (OSError, ValueError):
+        return ""
+
+
 @contextlib.contextmanager
 def _lock() -> Iterator[None]:
     """One stage at a time decides whether to start the server (two concurrent ``dvc repro`` would race)."""
@@ -132,8 +177,10 @@ def shared_api_url(timeout_s: float = 180.0, announce: bool = True) -> str:
                                    f"{HOME / 'shared-server.log'}")
             url = running_server()
             if url and announce:
-                print(f"Prefect UI for these runs: {url.removesuffix('/api')} (stops after {float(idle):.0f} s "
-                      f"without a stage, {IDLE_ENV}; `make serve` shows every run again)", file=sys.stderr)
+                note = server_note()
+                print(f"Prefect UI for these runs: {url.removesuffix('/api')}{f' ({note})' if note else ''} (stops "
+                      f"after {float(idle):.0f} s without a stage, {IDLE_ENV}; `make serve` shows every run again)",
+                      file=sys.stderr)
             if url:
                 return url
             time.sleep(0.5)
@@ -233,9 +280,10 @@ def supervise(idle_s: float, poll_s: float = 1.0) -> int:
         raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, _terminate)
-    port = preferred_port()
+    port, why = preferred_port()
     server = start_server("127.0.0.1", port, HOME / "shared-server.log")
-    state = {"api_url": f"http://127.0.0.1:{port}/api", "supervisor_pid": os.getpid(), "server_pid": server.pid}
+    state = {"api_url": f"http://127.0.0.1:{port}/api", "supervisor_pid": os.getpid(), "server_pid": server.pid,
+             "checkout": str(Path.cwd().resolve()), "port_note": why}
     tmp = STATE.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(state), encoding="utf-8")
     tmp.replace(STATE)

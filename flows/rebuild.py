@@ -27,6 +27,7 @@ from prefect.settings import PREFECT_API_URL
 
 from flows._common import PARENT_RUN_ENV, cancelled_if_stopped
 from flows._server import reap_killed_runs
+from flows.stage import QUIET
 from pipeline.common.headline import markdown_table, read_headlines
 from pipeline.common.layout import PATHS
 from pipeline.common.processes import dies_with_this_process
@@ -60,8 +61,7 @@ def _dvc() -> str:
 # or our logger's), tqdm bars redrawn with carriage returns. In the run's log, which has its own time column,
 # a person reads the message: the bars go (their figures are in the stages' progress lines) and so does the
 # second time.
-QUIET_STAGES = {"QA_PIPELINE_NO_PROGRESS": "1", "TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-                "TRANSFORMERS_VERBOSITY": "error", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
+QUIET_STAGES = QUIET  # what every stage sets for itself anyway; here also for dvc's own lines
 _LEADING_TIME = re.compile(r"^(?:\d{2}:\d{2}:\d{2}\.\d{3} \| |\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} )")
 _BAR = re.compile(r"\d+%\|[^|]*\|")
 
@@ -145,7 +145,22 @@ def publish_metrics(repo_dir: str, before: dict) -> str:
     return "\n".join(parts) or "_no headline metrics yet_"
 
 
-@flow(name="rebuild", log_prints=True, on_crashed=[cancelled_if_stopped])  # stopped with make serve: Cancelled
+def run_name() -> str:
+    """``rebuild all 11-25 03:35`` or ``rebuild quail_mc,compare 11-25 03:35``: a run says what it rebuilds and
+    when it started (Prefect's default is two random words)."""
+    import datetime as dt
+
+    from prefect.runtime import flow_run
+
+    targets = (flow_run.parameters or {}).get("targets") or []
+    what = ",".join(str(t) for t in targets) or "all"
+    if len(what) > 60:
+        what = what[:57] + "..."
+    return f"rebuild {what} {dt.datetime.now().strftime('%m-%d %H:%M')}"
+
+
+@flow(name="rebuild", log_prints=True, on_crashed=[cancelled_if_stopped],  # stopped with make serve: Cancelled
+      flow_run_name=run_name)
 def rebuild(targets: list[str] | None = None, force: bool = False) -> str:
     """Reproduce the pipeline of the runner's checkout (all stages, or ``targets``) and publish its metrics."""
     targets = check_targets(list(targets or []))

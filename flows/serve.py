@@ -38,6 +38,7 @@ from flows._server import (
     PORT_ENV,
     STATE,
     running_server,
+    server_note,
     shared_api_url,
     stage_lease,
     stop_shared_server,
@@ -223,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m flows.serve", description=__doc__.split("\n")[0])
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=4200)
+    ap.add_argument("--port", type=int, help="the UI's port (default: this checkout's last one, else 4200, else "
+                                             "a port of its own; see flows._server.preferred_port)")
     ap.add_argument("--no-server", action="store_true", help="use the server at PREFECT_API_URL")
     ap.add_argument("--interval", type=float, help="seconds between runs, instead of schedule.cron")
     ap.add_argument("--repo-dir", default=".", help="checkout that rebuild runs dvc repro in (fixed for every run)")
@@ -244,12 +246,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_server:
         # before anything imports prefect (the params check does, for the cron parser): a prefect imported
         # without PREFECT_API_URL starts a temporary server of its own for the deployment
-        os.environ.setdefault(PORT_ENV, str(args.port))
+        if args.port:
+            os.environ[PORT_ENV] = str(args.port)
         started_here = running_server() is None
         os.environ["PREFECT_API_URL"] = shared_api_url(announce=False)
-        print(f"Prefect UI: {os.environ['PREFECT_API_URL'].removesuffix('/api')} (every run of this project: "
-              f"dvc repro, dvc exp run, the schedule; up while this serves"
-              f"{', then stopped' if started_here else ''})", flush=True)
+        note = server_note()
+        print(f"Prefect UI of {Path.cwd().resolve()}: {os.environ['PREFECT_API_URL'].removesuffix('/api')}"
+              f"{f' ({note})' if note else ''} (every run of this checkout: dvc repro, dvc exp run, the schedule; "
+              f"up while this serves{', then stopped' if started_here else ''})", flush=True)
     try:
         schedule = load_params(args.params).schedule
     except ParamsError as exc:
@@ -270,9 +274,10 @@ def main(argv: list[str] | None = None) -> int:
         name=schedule.deployment_name,
         parameters={"targets": args.targets},
         concurrency_limit=1,
-        description="dvc repro, then one artifact per track with the headline figures and their change",
+        description=(f"dvc repro in {Path(args.repo_dir).resolve()}, then one artifact per track with the headline "
+                     "figures and their change"),
         schedule=when,
-        tags=[served_by_tag()],
+        tags=[served_by_tag(), f"checkout:{Path(args.repo_dir).resolve()}"],
     )
     full_name = f"rebuild/{schedule.deployment_name}"
     other, owner = live_server_of(full_name), pool_owner(full_name)
@@ -303,7 +308,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"Serving rebuild/{schedule.deployment_name} "
                       f"({f'every {args.interval:g} s' if args.interval else f'cron {schedule.cron} {schedule.timezone}'});"
                       f" Ctrl-C stops it and the runs in progress", flush=True)
-                serve(deployment, print_starting_message=False)
+                try:
+                    serve(deployment, print_starting_message=False)
+                except KeyboardInterrupt:  # Ctrl-C or SIGTERM (_stop_runs_then_serving): a stop, not a crash
+                    print(f"Stopped serving rebuild/{schedule.deployment_name}", flush=True)
             finally:
                 stopped = stop_children()  # before the server goes: the runs record themselves Cancelled
                 if stopped:

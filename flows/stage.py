@@ -149,6 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     return run_flow(stage_flow(args.stage), name, params_file=args.params, variant=args.variant)
 
 
+# A stage's console is its log lines: progress comes as lines with rate and time left every 20 s (also in the
+# UI), so the redrawn bars (ours, the hub's "Loading weights") and transformers' per-model load reports go.
+QUIET = {"QA_PIPELINE_NO_PROGRESS": "1", "TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+         "TRANSFORMERS_VERBOSITY": "error", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
+
 if __name__ == "__main__":
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # the weights' load reports, once per model
+    for key, value in QUIET.items():
+        os.environ.setdefault(key, value)
     sys.exit(main())

@@ -18,6 +18,12 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("QA_PIPELINE_PYWB_BIN", str(REPO / ".venv-pywb" / "bin"))
 
 
+import pipeline.params  # noqa: E402
+from tests.params_files import PROJECT_PARAMS  # noqa: E402
+
+pipeline.params.PROJECT_PARAMS_FILE = PROJECT_PARAMS  # the committed values, whatever an experiment left
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO

@@ -9,6 +9,7 @@ import yaml
 
 from pipeline.params import Params
 from pipeline.experiments.stage_deps import code_deps, project_files, stage_module, update
+from tests.params_files import PROJECT_PARAMS
 
 
 def _dvc(repo: Path) -> dict:
@@ -313,11 +314,11 @@ def test_validation_changes_no_value(repo):
     from flows.stage import STAGES, declared_sections
     from pipeline.params import load_params
 
-    raw = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
-    assert load_params(repo / "params.yaml").model_dump(mode="json") == raw
+    raw = yaml.safe_load((PROJECT_PARAMS).read_text(encoding="utf-8"))
+    assert load_params(PROJECT_PARAMS).model_dump(mode="json") == raw
     for name in STAGES:
         sections = declared_sections(name, repo / "dvc.yaml")
-        got = load_params(repo / "params.yaml", sections=sections).model_dump(mode="json")
+        got = load_params(PROJECT_PARAMS, sections=sections).model_dump(mode="json")
         assert got == {s: raw[s] for s in sections}, name
 
 

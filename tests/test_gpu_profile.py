@@ -10,6 +10,7 @@ import yaml
 from pipeline.experiments.profile import exp_run_command, load_profile
 from pipeline.experiments.sweep import SweepError
 from pipeline.params import load_params
+from tests.params_files import PROJECT_PARAMS
 
 PROFILE = "infra/training/gpu-profile.yaml"
 
@@ -19,14 +20,14 @@ def test_the_gpu_profile_sets_real_budgets_and_dvc_applies_it_as_written(repo, t
 
     profile = load_profile(repo / PROFILE)
     copy = tmp_path / "params.yaml"
-    copy.write_text((repo / "params.yaml").read_text())
+    copy.write_text((PROJECT_PARAMS).read_text())
     overrides = [a for a in exp_run_command(profile, "gpu-profile")[5:] if a != "-S"]
     apply_overrides(str(copy), overrides)  # what `dvc exp run -S` calls
     p = load_params(copy)
     for key, value in profile.items():
         section, name = key.split(".")
         assert getattr(getattr(p, section), name) == value, key
-    cpu = load_params(repo / "params.yaml")
+    cpu = load_params(PROJECT_PARAMS)
     assert p.span_window.max_seq_len == 512 and p.longformer.max_seq_len == 4096
     assert p.quail_mc.max_seq_len == 512 and p.strategyqa_qa.max_seq_len == 512
     for section in ("span_window", "longformer", "strategyqa_qa", "quail_mc"):

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from pipeline.common.layout import PATHS, LayoutError, load_layout
+from tests.params_files import PROJECT_PARAMS
 
 ARTIFACT_ROOTS = ("data", "reports", "plots", "metrics", "models", "dvclive")
 _ARTIFACT = re.compile(rf"^(?:{'|'.join(ARTIFACT_ROOTS)})/")
@@ -104,7 +105,7 @@ def test_entries_inside_a_folder_agree_with_the_code_that_names_them(repo):
               *(PATHS.quail_mc[k] for k in PATHS.quail_mc.keys())]
     for group in groups:
         assert group.model == group.model_dir / FINAL_DIR
-    params = load_params(repo / "params.yaml")
+    params = load_params(PROJECT_PARAMS)
     assert [Path(w) for w in params.archive.local_warcs] == [sample.warc], "archive.local_warcs"
     assert Path(params.wiki.dump) == sample.dir / DUMP_NAME, "wiki.dump"
     assert Path(params.retrieve.questions) == sample.dir / STRATEGYQA_NAME, "retrieve.questions"

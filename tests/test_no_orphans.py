@@ -20,6 +20,7 @@ import pytest
 from pipeline.sample.build import WARC_NAME
 from tests.conftest import prefect_server
 from tests.fake_archive import FakeArchive
+from tests.params_files import PROJECT_PARAMS
 
 
 def _descendants(pid: int) -> list[psutil.Process]:
@@ -136,7 +137,7 @@ def test_a_stage_that_logs_from_a_thread_starts_no_temporary_prefect_server(tmp_
 
         import flows._common
         flows._common.shared_api_url = lambda: os.environ["TEST_API"]  # as the shared server is found: not in env
-        sys.exit(run_flow(forwarder_flow, "forwarder", params_file={str(repo / "params.yaml")!r}))
+        sys.exit(run_flow(forwarder_flow, "forwarder", params_file={str(PROJECT_PARAMS)!r}))
     """))
     (tmp_path / "prefect-home").mkdir()
     with prefect_server(tmp_path / "prefect-home") as api:

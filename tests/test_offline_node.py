@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from tests.conftest import prefect_server
+from tests.params_files import PROJECT_PARAMS
 
 GPU_IMAGE_PACKAGES = ("torch", "transformers", "accelerate", "tokenizers", "safetensors", "numpy", "scipy", "pandas")
 
@@ -82,7 +83,7 @@ def test_node_params_are_validated_without_prefect(repo, tmp_path, monkeypatch):
     """Every section is checked by its model; the schedule (whose cron check imports Prefect) is taken as is."""
     from pipeline.offline.node import load_node_params
 
-    data = yaml.safe_load((repo / "params.yaml").read_text())
+    data = yaml.safe_load((PROJECT_PARAMS).read_text())
     monkeypatch.setitem(sys.modules, "prefect", None)  # `import prefect...` fails as on a compute node
     monkeypatch.setitem(sys.modules, "prefect.client.schemas.schedules", None)
     (tmp_path / "p.yaml").write_text(yaml.safe_dump(data))
@@ -127,8 +128,8 @@ def test_the_import_refuses_an_archive_that_is_not_the_node_outputs(repo, tmp_pa
 def test_the_import_refuses_params_that_differ_outside_training(repo):
     from pipeline.offline.importer import ImportError_, training_overrides
 
-    base = yaml.safe_load((repo / "params.yaml").read_text())
-    node = yaml.safe_load((repo / "params.yaml").read_text())
+    base = yaml.safe_load((PROJECT_PARAMS).read_text())
+    node = yaml.safe_load((PROJECT_PARAMS).read_text())
     node["quail_mc"].update(max_steps=480, model_name_or_path="start_model")
     assert training_overrides(node, base) == ["quail_mc.max_steps=480"]  # the bundle's copy of the same weights
     node["sample"]["n_articles"] = 5

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from pipeline.params import Params, ParamsError, load_params, project_section
-from tests.params_files import write_params
+from tests.params_files import PROJECT_PARAMS, write_params
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -24,7 +24,7 @@ def _with(tmp_path: Path, overrides: str) -> Path:
 
 def test_a_missing_key_is_named_and_nothing_is_filled_in(repo, tmp_path):
     """params.yaml is the one place values live: a key left out is an error, not a silent default."""
-    raw = yaml.safe_load((repo / "params.yaml").read_text())
+    raw = yaml.safe_load((PROJECT_PARAMS).read_text())
     del raw["span_window"]["doc_stride"]
     del raw["schedule"]
     with pytest.raises(ParamsError) as err:
@@ -34,13 +34,13 @@ def test_a_missing_key_is_named_and_nothing_is_filled_in(repo, tmp_path):
     assert "got {" not in msg  # the section's other values are not dumped into the message
 
 def test_repository_params_are_valid(repo):
-    params = load_params(repo / "params.yaml")
+    params = load_params(PROJECT_PARAMS)
     assert isinstance(params, Params)
     assert params.sample.n_articles >= 10
 
 
 def test_misspelt_key_names_the_path_and_the_allowed_keys(repo, tmp_path):
-    text = (repo / "params.yaml").read_text().replace("n_articles:", "n_artcles:")
+    text = (PROJECT_PARAMS).read_text().replace("n_articles:", "n_artcles:")
     with pytest.raises(ParamsError) as err:
         load_params(_write(tmp_path, text))
     msg = str(err.value)
@@ -49,7 +49,7 @@ def test_misspelt_key_names_the_path_and_the_allowed_keys(repo, tmp_path):
 
 
 def test_wrong_type_names_the_path(repo, tmp_path):
-    raw = yaml.safe_load((repo / "params.yaml").read_text())
+    raw = yaml.safe_load((PROJECT_PARAMS).read_text())
     raw["sample"]["seed"] = "thirteen"
     with pytest.raises(ParamsError, match=r"sample\.seed"):
         load_params(_write(tmp_path, yaml.safe_dump(raw)))
@@ -89,10 +89,10 @@ def test_not_yaml_and_missing_file(tmp_path):
 
 
 def test_check_cli_exit_codes(repo, tmp_path):
-    ok = subprocess.run([sys.executable, "-m", "pipeline.params", "--check", str(repo / "params.yaml")],
+    ok = subprocess.run([sys.executable, "-m", "pipeline.params", "--check", str(PROJECT_PARAMS)],
                         cwd=repo, capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
-    bad = _write(tmp_path, (repo / "params.yaml").read_text().replace("seed: 13", "seeed: 13"))
+    bad = _write(tmp_path, (PROJECT_PARAMS).read_text().replace("seed: 13", "seeed: 13"))
     res = subprocess.run([sys.executable, "-m", "pipeline.params", "--check", str(bad)],
                          cwd=repo, capture_output=True, text=True)
     assert res.returncode != 0
@@ -101,7 +101,7 @@ def test_check_cli_exit_codes(repo, tmp_path):
 
 def test_stage_with_bad_params_writes_nothing(repo, tmp_path):
     """The stage CLI validates before the flow starts: exit 2, no output folder, no metrics file."""
-    bad = _write(tmp_path, (repo / "params.yaml").read_text().replace("sample:\n  seed: 13\n",
+    bad = _write(tmp_path, (PROJECT_PARAMS).read_text().replace("sample:\n  seed: 13\n",
                                                                        "sample:\n  seed: 13\n  typo_key: 1\n"))
     res = subprocess.run([sys.executable, "-m", "flows.stage", "sample", "--params", str(bad)], cwd=tmp_path,
                          capture_output=True, text=True, env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"})
@@ -112,7 +112,7 @@ def test_stage_with_bad_params_writes_nothing(repo, tmp_path):
 
 
 def test_a_repeated_key_is_an_error_not_last_one_wins(repo, tmp_path):
-    text = (repo / "params.yaml").read_text().replace("split:\n  seed: 2021\n", "split:\n  seed: 2021\n  seed: 7\n")
+    text = (PROJECT_PARAMS).read_text().replace("split:\n  seed: 2021\n", "split:\n  seed: 2021\n  seed: 7\n")
     assert "seed: 7" in text
     with pytest.raises(ParamsError, match=r"duplicate key 'seed' \(line \d+; first on line \d+\)"):
         load_params(_write(tmp_path, text))
@@ -121,7 +121,7 @@ def test_a_repeated_key_is_an_error_not_last_one_wins(repo, tmp_path):
 @pytest.mark.parametrize("section,key", [("quail_mc", "batch_size"), ("crawl", "requests_per_minute"),
                                          ("discover", "limit")])
 def test_booleans_are_not_numbers(repo, tmp_path, section, key):
-    raw = yaml.safe_load((repo / "params.yaml").read_text())
+    raw = yaml.safe_load((PROJECT_PARAMS).read_text())
     raw[section][key] = True
     with pytest.raises(ParamsError, match=f"{key}: expected a number, got true"):
         load_params(_write(tmp_path, yaml.safe_dump(raw)))
@@ -129,7 +129,7 @@ def test_booleans_are_not_numbers(repo, tmp_path, section, key):
 
 @pytest.mark.parametrize("name", ["/some/dir", "../outside", "a/b", "", "."])
 def test_pywb_collection_is_a_plain_name(repo, tmp_path, name):
-    raw = yaml.safe_load((repo / "params.yaml").read_text())
+    raw = yaml.safe_load((PROJECT_PARAMS).read_text())
     raw["archive"]["collection"] = name
     with pytest.raises(ParamsError, match="archive.collection"):
         load_params(_write(tmp_path, yaml.safe_dump(raw)))
@@ -155,7 +155,7 @@ def test_a_one_value_experiment_is_a_one_line_diff_of_params_yaml(tmp_path, repo
 
     from dvc.utils.hydra import apply_overrides
 
-    original = (repo / "params.yaml").read_text()
+    original = (PROJECT_PARAMS).read_text()
     copy = tmp_path / "params.yaml"
     copy.write_text(original)
     apply_overrides(str(copy), ["quail.pmi_window=5"])
@@ -182,7 +182,7 @@ def test_bad_params_under_plain_dvc_repro_leave_the_workspace_as_it_was(repo, tm
         shutil.copytree(repo / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("dvc.yaml", "paths.yaml"):
         shutil.copy(repo / name, work / name)
-    text = (repo / "params.yaml").read_text()
+    text = (PROJECT_PARAMS).read_text()
     (work / "params.yaml").write_text(text.replace("\nsample:\n", "\nsample:\n  typo_key: 1\n", 1))
     env = dict(os.environ, PATH=f"{Path(venv_bin('dvc')).parent}:{os.environ['PATH']}", PYTHONPATH=str(work))
     subprocess.run(["git", "init", "-q"], cwd=work, check=True)
@@ -216,3 +216,14 @@ def test_a_live_archive_needs_a_crawl_rate(tmp_path):
     with pytest.raises(ParamsError, match="crawl.requests_per_minute: a live archive .* needs a rate limit"):
         load_params(_with(tmp_path, live))
     assert load_params(_with(tmp_path, live.replace("requests_per_minute: 0", "requests_per_minute: 60")))
+
+
+def test_tests_read_the_committed_params_not_an_experiments_values(repo):
+    """`dvc exp run -S` leaves its values in the workspace's params.yaml; the suite reads the committed file,
+    so `make test` after an experiment tests the project, not the experiment."""
+    import pipeline.params
+
+    committed = subprocess.run(["git", "show", "HEAD:params.yaml"], cwd=repo, capture_output=True, check=True).stdout
+    assert PROJECT_PARAMS.read_bytes() == committed
+    assert pipeline.params.PROJECT_PARAMS_FILE == PROJECT_PARAMS
+    assert project_section("quail").model_dump(mode="json") == yaml.safe_load(committed)["quail"]

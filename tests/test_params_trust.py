@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from pipeline.params_trust import INFRASTRUCTURE, SCIENCE, schema_keys
+from tests.params_files import PROJECT_PARAMS
 
 ATTACKS = [  # (point, what the refusal names)
     ({"distributed.nnodes": 2, "distributed.rdzv_endpoint": "attacker.example:29400"}, "distributed.nnodes"),
@@ -75,8 +76,8 @@ def test_a_sweep_grid_is_capped():
 def test_an_offline_nodes_params_change_only_science(repo):
     from pipeline.offline.importer import ImportError_, training_overrides
 
-    base = yaml.safe_load((repo / "params.yaml").read_text())
-    node = yaml.safe_load((repo / "params.yaml").read_text())
+    base = yaml.safe_load((PROJECT_PARAMS).read_text())
+    node = yaml.safe_load((PROJECT_PARAMS).read_text())
     node["quail_mc"].update(max_steps=480, device="cuda")
     assert training_overrides(node, base) == ["quail_mc.max_steps=480"]  # the node's device stays the node's
     node["quail_mc"]["model_name_or_path"] = "/home/someone/model"

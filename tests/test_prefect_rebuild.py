@@ -21,7 +21,7 @@ from filelock import FileLock
 from pipeline.common.processes import free_port, stop_process_group
 from tests import prefect_http
 from tests.conftest import prefect_server, venv_bin
-from tests.params_files import project_benchmark_sources, write_params
+from tests.params_files import PROJECT_PARAMS, project_benchmark_sources, write_params
 
 
 def _tiny_dvc_repo(root: Path, fail: bool = False) -> Path:
@@ -66,7 +66,7 @@ def _serve(tmp_path: Path, repo: Path, env: dict, cwd: Path, *args: str) -> tupl
     """``python -m flows.serve ARGS`` with its output in ``serve.log`` (a file, not a pipe: an unread pipe
     fills and blocks the runner)."""
     log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "flows.serve", *args, "--params", str(repo / "params.yaml")],
+    proc = subprocess.Popen([sys.executable, "-m", "flows.serve", *args, "--params", str(PROJECT_PARAMS)],
                             cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     return proc, log
 
@@ -246,7 +246,8 @@ def test_a_second_serve_on_a_shared_server_takes_nothing_from_the_first(prefect_
             assert time.monotonic() < deadline and first.poll() is None, (first_dir / "serve.log").read_text()[-3000:]
             time.sleep(1)
         owner = _deployments(prefect_api)["scheduled"]
-        second = subprocess.run([sys.executable, "-m", "flows.serve", *args, "--params", str(repo / "params.yaml")],
+        assert f"checkout:{tmp_path.resolve()}" in owner["tags"] and str(tmp_path.resolve()) in owner["description"]
+        second = subprocess.run([sys.executable, "-m", "flows.serve", *args, "--params", str(PROJECT_PARAMS)],
                                 cwd=second_dir, env=_env(prefect_api), capture_output=True, text=True,
                                 timeout=300)  # a loaded CI machine: importing Prefect alone took over a minute
         assert second.returncode == 2 and "served by another make serve" in second.stderr, second.stderr[-2000:]
@@ -303,7 +304,7 @@ def test_serve_and_prefect_deploy_keep_their_own_deployments_in_either_order(pre
     taken = _deployments(prefect_api)["scheduled"]
     assert taken["work_pool_name"] == "qa-pipeline"
     res = subprocess.run([sys.executable, "-m", "flows.serve", "--no-server", "--interval", "86400", "--repo-dir",
-                          str(tmp_path), "--params", str(repo / "params.yaml")], cwd=repo, env=_env(prefect_api),
+                          str(tmp_path), "--params", str(PROJECT_PARAMS)], cwd=repo, env=_env(prefect_api),
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "work pool 'qa-pipeline'" in res.stderr, res.stdout[-2000:] + res.stderr[-2000:]
     after = _deployments(prefect_api)["scheduled"]
@@ -328,13 +329,14 @@ sys.exit(run_flow(slow_stage_flow, "slow_stage", params_file=sys.argv[1]))
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_stage_stopped_by_a_signal_is_cancelled_not_crashed(prefect_api, tmp_path, repo, sig):
     """What a cancelled rebuild, or Ctrl-C on `make serve` or `dvc repro`, does to the stage that is running:
-    its run ends Cancelled (Prefect's own reading of a signal is Crashed, "Crash detected!")."""
+    its run ends Cancelled (Prefect's own reading of a signal is Crashed, "Crash detected!"), and the console
+    says so in one line."""
     env = dict(_env(prefect_api), QA_PIPELINE_PARENT_RUN=f"stop-{sig.name}")
     # SIGINT as a terminal's Ctrl-C delivers it: a test run started in the background by a shell without job
     # control (CI) ignores SIGINT, and an ignored signal stays ignored across exec, so Python in the child would
     # never raise KeyboardInterrupt and the stage would sleep on. (A stage run in such a background job is
     # meant to ignore Ctrl-C; DVC starts stages with SIGINT at its default.)
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_STAGE, str(repo / "params.yaml")], cwd=tmp_path, env=env,
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_STAGE, str(PROJECT_PARAMS)], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
@@ -356,6 +358,10 @@ def test_a_stage_stopped_by_a_signal_is_cancelled_not_crashed(prefect_api, tmp_p
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode != 0, output[-3000:]
+    # the console says what happened, once: no "Crash detected!", no traceback
+    assert "Crash detected" not in output and "Traceback" not in output, output[-3000:]
+    if sig == signal.SIGINT:
+        assert "slow_stage: stopped by Ctrl-C; its run is Cancelled" in output, output[-3000:]
     body = {"flow_runs": {"tags": {"all_": [f"rebuild:stop-{sig.name}"]}}}
     runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
     assert [(r["name"], r["state_type"]) for r in runs] == [("slow_stage", "CANCELLED")], runs
@@ -365,7 +371,7 @@ def test_a_stage_killed_with_sigkill_ends_crashed_not_running(prefect_api, tmp_p
     """SIGKILL leaves a stage no moment to report: its run would stay Running for good (holding a deployment's
     slot). Its lease names the run, and the next stage of the checkout to start marks it Crashed."""
     env = dict(_env(prefect_api), QA_PIPELINE_PARENT_RUN="kill9")
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_STAGE, str(repo / "params.yaml")], cwd=tmp_path, env=env,
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_STAGE, str(PROJECT_PARAMS)], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert proc.stdout is not None
@@ -381,7 +387,7 @@ def test_a_stage_killed_with_sigkill_ends_crashed_not_running(prefect_api, tmp_p
     runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
     assert [r["state_type"] for r in runs] == ["RUNNING"], runs  # what Prefect alone leaves
     quick = SLOW_STAGE.replace("time.sleep(300)", "pass").replace("slow_stage", "quick_stage")
-    done = subprocess.run([sys.executable, "-c", quick, str(repo / "params.yaml")], cwd=tmp_path, env=env,
+    done = subprocess.run([sys.executable, "-c", quick, str(PROJECT_PARAMS)], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
@@ -606,3 +612,15 @@ def _rebuild_and_read_its_log(prefect_api: str, tmp_path: Path, slow: Path) -> N
     rows = json.loads(table["data"]) if isinstance(table["data"], str) else table["data"]
     assert rows[0]["stage"] == "slow_stage" and rows[0]["state"] == "Completed"
     assert rows[0]["run"].endswith(f"/runs/flow-run/{stage[0]['id']}")
+
+
+def test_a_rebuild_run_is_named_for_its_targets_and_start(monkeypatch):
+    """Rebuilds were named by Prefect's two random words; the runs list now says what each rebuilt."""
+    import prefect.runtime.flow_run as current
+
+    from flows.rebuild import run_name
+
+    monkeypatch.setattr(current, "parameters", {"targets": ["quail_mc", "compare"]}, raising=False)
+    assert re.fullmatch(r"rebuild quail_mc,compare \d\d-\d\d \d\d:\d\d", run_name())
+    monkeypatch.setattr(current, "parameters", {"targets": []}, raising=False)
+    assert run_name().startswith("rebuild all ")

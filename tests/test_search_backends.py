@@ -14,6 +14,7 @@ from pipeline.search.tantivy_backend import TantivyBackend
 from pipeline.strategyqa.data import load_questions
 from pipeline.strategyqa.retrieval import question_queries, step_queries
 from pipeline.wiki.paragraphs import dump_paragraphs
+from tests.params_files import PROJECT_PARAMS
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +130,7 @@ def test_params_refuse_credentials_in_es_url_without_echoing_them(repo, tmp_path
 
     from pipeline.params import ParamsError, load_params
 
-    raw = yaml.safe_load((repo / "params.yaml").read_text())
+    raw = yaml.safe_load((PROJECT_PARAMS).read_text())
     for bad in ("http://elastic:s3cret@127.0.0.1:9201", "HTTPS://elastic:s3cret@127.0.0.1:9201",
                 "http://elastic:s3/cret@127.0.0.1:9201", "https://elastic:s3cret#x@es.example.org",
                 "https://elastic:s3cret?x@es.example.org", "Https://elastic:s3cret/@es.example.org/"):

@@ -25,6 +25,7 @@ from pipeline.common.processes import stop_process_group
 from tests import prefect_http
 from tests.conftest import prefect_server
 from tests.local_s3 import seaweedfs_s3
+from tests.params_files import PROJECT_PARAMS
 
 STAGES = ["benchmark_sources", "sample"]  # cheap stages with cached outputs (data/sample)
 pytestmark = pytest.mark.timeout(1200)
@@ -369,7 +370,7 @@ def test_prefect_yaml_schedule_is_the_params_schedule(repo):
     from pipeline.params import load_params
 
     deployments = {d["name"]: d for d in yaml.safe_load((repo / "prefect.yaml").read_text())["deployments"]}
-    schedule = load_params(repo / "params.yaml").schedule
+    schedule = load_params(PROJECT_PARAMS).schedule
     (cron,) = deployments["pool"]["schedules"]
     assert (cron["cron"], cron["timezone"]) == (schedule.cron, schedule.timezone)
     # make serve's deployment has its own name: serve re-registers a deployment of its name as its own

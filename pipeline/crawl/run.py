@@ -68,8 +68,10 @@ def scrapy_settings(p: CrawlParams) -> dict[str, Any]:
         "COOKIES_ENABLED": False,
         "TELNETCONSOLE_ENABLED": False,
         "REMOTE_CONTROL_ENABLED": False,  # no listening sockets from a crawler
-        "LOG_LEVEL": "INFO",
-        "LOGSTATS_INTERVAL": 20.0,  # Scrapy's own "Crawled N pages" line, forwarded to the stage's log
+        # warnings and errors only, forwarded to the stage's log: the stage's own progress line says how far the
+        # crawl is (from what is stored) and reports/crawl.json what it did; Scrapy's INFO start-up dump of
+        # versions, settings and middlewares was 70 lines per crawl
+        "LOG_LEVEL": "WARNING",
         "USER_AGENT": user_agent(p.contact),
     }
 
