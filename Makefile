@@ -64,17 +64,17 @@ check-params: setup
 	$(VENV)/bin/python -m pipeline.params --check params.yaml
 
 repro: setup check-params
-	$(VENV)/bin/dvc repro
+	$(VENV)/bin/python -m pipeline.experiments.repro
 
 # one track and what it needs (DVC targets with their upstream stages): a first result without the whole run
 nlquad: setup check-params
-	$(VENV)/bin/dvc repro nlquad_baselines evaluate_span evaluate_longformer
+	$(VENV)/bin/python -m pipeline.experiments.repro nlquad_baselines evaluate_span evaluate_longformer
 
 strategyqa: setup check-params
-	$(VENV)/bin/dvc repro retrieve strategyqa_qa
+	$(VENV)/bin/python -m pipeline.experiments.repro retrieve strategyqa_qa
 
 quail: setup check-params
-	$(VENV)/bin/dvc repro quail_baselines quail_mc difficulty
+	$(VENV)/bin/python -m pipeline.experiments.repro quail_baselines quail_mc difficulty
 
 # real training budgets on one GPU, as one DVC experiment (infra/training/gpu-profile.yaml; docs/going-live.md)
 repro-gpu: setup check-params

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,7 +148,28 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     name = args.stage + (f"@{args.variant}" if choices else "")
-    return run_flow(stage_flow(args.stage), name, params_file=args.params, variant=args.variant)
+    started = time.monotonic()
+    status = run_flow(stage_flow(args.stage), name, params_file=args.params, variant=args.variant)
+    if status == 0:
+        record_seconds(name, time.monotonic() - started)
+    return status
+
+
+STAGE_SECONDS = Path(".dvc/tmp/stage-seconds.json")  # read by pipeline.experiments.repro for its time left
+
+
+def record_seconds(name: str, seconds: float, path: Path = STAGE_SECONDS) -> None:
+    """This checkout's last duration of stage ``name`` (a local note beside DVC's own state, no artifact)."""
+    if not path.parent.is_dir():  # not run by DVC in a checkout
+        return
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        table = {}
+    table[name] = round(seconds, 1)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(table, indent=1, sort_keys=True), encoding="utf-8")
+    tmp.replace(path)
 
 
 # A stage's console is its log lines: progress comes as lines with rate and time left every 20 s (also in the

@@ -12,6 +12,8 @@ import pytest
 
 from pipeline.wayback.cdx import CdxClient, CdxFormatError, parse_cdx_json, retrying_session
 
+pytestmark = pytest.mark.slow  # starts pywb
+
 ROW = {"urlkey": "uk,co,bbc)/news/uk-{i}", "timestamp": "20170101000000", "url": "https://www.bbc.co.uk/news/uk-{i}",
        "mime": "text/html", "status": "200", "digest": "D{i}"}
 

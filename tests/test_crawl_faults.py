@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import signal
@@ -15,6 +17,8 @@ from pipeline.params import project_section
 from pipeline.wayback.archive import ArchiveEndpoints
 from tests.extract_helpers import LIMITS
 from tests.fake_archive import FakeArchive
+
+pytestmark = pytest.mark.slow  # starts archive servers and Scrapy
 
 FAST = project_section("crawl", requests_per_minute=0, retries=3, backoff_base_s=0.2, backoff_max_s=3, timeout_s=2,
                    concurrency=4, follow_depth=1)

@@ -36,6 +36,8 @@ from pipeline.training.finetune import resolve_model_path
 from pipeline.training.launch import POINTER
 from tests.params_files import write_params
 
+pytestmark = pytest.mark.slow  # trains under torchrun
+
 CTX = ("The river rises in the north. It flows through the old town. Fishermen work along its banks. "
        "The water is cold in winter. Tourists visit the bridge in summer.")
 ANSWERS = ["in the north", "Fishermen", "in summer", "cold in winter"]

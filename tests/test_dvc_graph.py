@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import importlib
 from pathlib import Path
 
@@ -97,6 +99,7 @@ def test_the_import_walk_sees_imports_inside_functions(tmp_path):
     assert {"pipeline/deep/mw.py", "pipeline/deep/spider.py", "pipeline/deep/crawled.py"} <= found
 
 
+@pytest.mark.slow  # runs dvc status once per module
 def test_touching_a_module_marks_exactly_the_stages_that_can_run_it(repo, tmp_path):
     """The acceptance test: for every module under pipeline/ and flows/, an edit (in a throw-away copy)
     makes `dvc status` report exactly the stages whose import closure holds it, e.g. a QuAIL heuristic

@@ -11,7 +11,7 @@ import pytest
 
 from tests.shell import run, user_env, with_prefect
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # runs dvc exp in clones
 
 
 def test_temp_and_queued_experiments_find_the_benchmark_files(repo, shared, tmp_path):

@@ -13,6 +13,8 @@ import pytest
 
 from tests.conftest import venv_bin
 
+pytestmark = pytest.mark.slow  # runs dvc exp
+
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.org"}
 

@@ -12,6 +12,8 @@ import pytest
 from pipeline.common.headline import markdown_table, read_headlines, write_headline
 from tests.conftest import venv_bin
 
+pytestmark = pytest.mark.slow  # runs DVC in a clone
+
 
 def _width(text: str) -> int:
     return max((len(line) for line in text.splitlines()), default=0)

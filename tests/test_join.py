@@ -17,6 +17,8 @@ from pipeline.params import load_params
 from pipeline.training.launch import POINTER, _launch, _write_atomic
 from tests.params_files import write_params
 
+pytestmark = pytest.mark.slow  # starts torchrun
+
 
 def _join(tmp_path: Path, repo: Path, port: int, *args: str) -> subprocess.Popen:
     params = write_params(tmp_path / "params.yaml", {"distributed": {"nnodes": 2, "nproc_per_node": 1,

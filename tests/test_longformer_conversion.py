@@ -8,6 +8,8 @@ import torch
 from pipeline.span_qa.longformer import convert_to_longformer
 from pipeline.training.finetune import resolve_model_path
 
+pytestmark = pytest.mark.slow  # converts and loads models
+
 
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory):

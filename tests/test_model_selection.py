@@ -17,6 +17,8 @@ import torch
 from pipeline.params import project_section
 from pipeline.training.finetune import DevSet, TrainConfig, resolve_model_path
 
+pytestmark = pytest.mark.slow  # trains models
+
 TEXTS = ["the answer is yes", "yes it is", "surely yes", "yes yes", "the answer is no", "no it is not",
          "surely no", "no no"]
 LABELS = [1, 1, 1, 1, 0, 0, 0, 0]

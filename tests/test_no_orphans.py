@@ -22,6 +22,8 @@ from tests.conftest import prefect_server
 from tests.fake_archive import FakeArchive
 from tests.params_files import PROJECT_PARAMS
 
+pytestmark = pytest.mark.slow  # starts servers and process trees
+
 
 def _descendants(pid: int) -> list[psutil.Process]:
     return psutil.Process(pid).children(recursive=True)

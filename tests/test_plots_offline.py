@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import venv_bin
 
+pytestmark = pytest.mark.slow  # starts headless Chromium
+
 TEMPLATE = Path(".plots-vendor/offline_template.html")
 
 

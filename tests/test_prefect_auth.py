@@ -15,6 +15,8 @@ import pytest
 
 from tests.conftest import prefect_server
 
+pytestmark = pytest.mark.slow  # starts Prefect servers and PostgreSQL
+
 SECRET = "team:correct-horse-battery"
 
 

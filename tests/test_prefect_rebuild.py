@@ -23,6 +23,8 @@ from tests import prefect_http
 from tests.conftest import prefect_server, venv_bin
 from tests.params_files import PROJECT_PARAMS, project_benchmark_sources, write_params
 
+pytestmark = pytest.mark.slow  # starts a Prefect server, serve and stages
+
 
 def _tiny_dvc_repo(root: Path, fail: bool = False) -> Path:
     root.mkdir(parents=True)

@@ -16,7 +16,7 @@ import pytest
 from tests.shell import run, user_env, with_prefect
 
 STAGES = ["benchmark_sources", "sample"]
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # runs dvc repro in a clone
 
 
 def test_a_fresh_clone_pulls_a_published_folder_over_http(repo, shared, tmp_path):

@@ -14,6 +14,8 @@ from warcio.archiveiterator import ArchiveIterator
 from pipeline.sample.build import WARC_NAME
 from pipeline.wayback.pywb_server import LocalPywb
 
+pytestmark = pytest.mark.slow  # starts pywb
+
 
 @pytest.fixture(scope="module")
 def pywb(small_sample, tmp_path_factory):

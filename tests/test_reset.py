@@ -11,7 +11,7 @@ import pytest
 
 from tests.shell import run, user_env, with_prefect
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # runs dvc repro and dvc exp in a clone
 
 
 def test_one_command_returns_params_and_outputs_after_experiments(repo, tmp_path):

@@ -14,6 +14,7 @@ from pipeline.common.headline import markdown_table
 from pipeline.common.safe_text import markdown_cell, write_plot_csv
 from tests.conftest import venv_bin
 
+
 HOSTILE = "</script><script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">"
 
 
@@ -40,6 +41,7 @@ def test_artifact_cells_carry_no_html_and_no_column_break():
     assert "<script" not in table and "<img" not in table
 
 
+@pytest.mark.slow  # starts headless Chromium
 def test_a_hostile_plot_value_does_not_run_in_the_dvc_plots_page(tmp_path):
     """The page `dvc plots show` writes, opened in headless Chromium: the value is shown, never run."""
     browser = shutil.which("chromium") or shutil.which("chromium-browser")

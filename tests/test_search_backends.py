@@ -16,6 +16,8 @@ from pipeline.strategyqa.retrieval import question_queries, step_queries
 from pipeline.wiki.paragraphs import dump_paragraphs
 from tests.params_files import PROJECT_PARAMS
 
+pytestmark = pytest.mark.slow  # starts noida-db (Elasticsearch API)
+
 
 @pytest.fixture(scope="module")
 def corpus(small_sample):

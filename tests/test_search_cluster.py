@@ -20,6 +20,8 @@ from pipeline.search.es_backend import ElasticsearchBackend
 from pipeline.search.tantivy_backend import TantivyBackend
 from pipeline.wiki.paragraphs import dump_paragraphs
 
+pytestmark = pytest.mark.slow  # starts noida-db nodes
+
 
 @pytest.fixture(scope="module")
 def corpus(small_sample):

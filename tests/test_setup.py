@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 import subprocess
 from pathlib import Path
 
 from tests.conftest import venv_bin
+
+pytestmark = pytest.mark.slow  # runs make setup
 
 
 def test_the_package_imports_from_another_folder(repo, tmp_path):

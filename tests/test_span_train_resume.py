@@ -15,6 +15,8 @@ from pipeline.span_qa.features import build_windows
 from pipeline.span_qa.train import train
 from pipeline.training.finetune import TrainConfig, resolve_model_path
 
+pytestmark = pytest.mark.slow  # trains and kills training
+
 CTX = ("The river rises in the north. It flows through the old town. Fishermen work along its banks. "
        "The water is cold in winter. Tourists visit the bridge in summer.")
 

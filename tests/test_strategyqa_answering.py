@@ -27,6 +27,7 @@ from pipeline.training.finetune import TrainConfig, resolve_model_path
 from pipeline.training.pair_encoding import encode_pairs
 
 
+
 def sq(qid, question, answer, evidence=()):
     return StrategyQuestion(qid, question, answer, ("step one?",), tuple(evidence))
 
@@ -86,6 +87,7 @@ def test_a_broken_source_fails_naming_the_file(tmp_path):
         describe("strategyqa_train", str(tmp_path / "train.json"))
 
 
+@pytest.mark.slow  # trains a model
 def test_a_yes_no_classifier_learns_a_separable_toy_task(tmp_path):
     """Eight short questions whose answer is the word yes/no in them: 30 steps must fit them."""
     from transformers import AutoTokenizer
@@ -104,6 +106,7 @@ def test_a_yes_no_classifier_learns_a_separable_toy_task(tmp_path):
     assert pred == y
 
 
+@pytest.mark.slow  # trains a model
 def test_multiple_choice_head_trains_and_predicts(tmp_path):
     from transformers import AutoTokenizer
 

@@ -4,6 +4,8 @@ Train and eval are disjoint question files, and every reported figure is recompu
 
 from __future__ import annotations
 
+import pytest
+
 import dataclasses
 import json
 from collections import Counter
@@ -12,6 +14,8 @@ from flows.stage import stage_flow
 from pipeline.search.tantivy_backend import TantivyBackend
 from pipeline.wiki.paragraphs import dump_paragraphs
 from tests.params_files import project_benchmark_sources, write_params
+
+pytestmark = pytest.mark.slow  # trains models
 
 benchmark_sources_flow, strategyqa_contexts_flow, strategyqa_qa_flow = (
     stage_flow(name) for name in ("benchmark_sources", "strategyqa_contexts", "strategyqa_qa"))

@@ -28,7 +28,7 @@ from tests.local_s3 import seaweedfs_s3
 from tests.params_files import PROJECT_PARAMS
 
 STAGES = ["benchmark_sources", "sample"]  # cheap stages with cached outputs (data/sample)
-pytestmark = pytest.mark.timeout(1200)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # starts a Prefect server, workers and SeaweedFS
 
 
 def _env(extra: dict[str, str] | None = None, **kw: str) -> dict[str, str]:

@@ -19,7 +19,7 @@ import yaml
 
 from pipeline.params import PROJECT_PARAMS_FILE, Params
 
-pytestmark = pytest.mark.timeout(900)  # 1-3 min each alone on two cores; more beside a running dvc repro
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # trains models; 1-3 min each alone on two cores; more beside a running dvc repro
 
 FAST = {"warmup_ratio": 0.1, "weight_decay": 0.0, "seed": 0, "device": "cpu", "patience": 0}
 

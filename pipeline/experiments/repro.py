@@ -1,0 +1,118 @@
+"""``dvc repro`` with one overall progress line: ``python -m pipeline.experiments.repro [TARGETS...]`` (what
+``make repro`` and the per-track targets run).
+
+DVC says which stage starts, never how far the run is. This asks DVC first (its stage graph and ``dvc status``:
+the stages that changed and those downstream of them, upstream first), then runs ``dvc repro`` and, as each
+stage starts, prints
+``[repro] stage 12/31 quail_mc@full, about 20 min left``. The time left is the sum of the remaining stages'
+durations: those this checkout measured last time (``.dvc/tmp/stage-seconds.json``, written by every stage as
+it ends, see ``flows.stage``), else the reference run on two CPU cores committed in
+``benchmarks/results/stage_seconds.json``. It is a reading of DVC's plan, not a second graph: DVC alone decides
+what runs. Exit status and output are DVC's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MEASURED = Path(".dvc/tmp/stage-seconds.json")
+REFERENCE = ROOT / "benchmarks/results/stage_seconds.json"
+_RUNNING = re.compile(r"^Running stage '([^']+)':")
+
+
+def _dvc() -> str:
+    exe = Path(sys.executable).with_name("dvc")
+    return str(exe) if exe.exists() else "dvc"
+
+
+def planned_stages(targets: list[str], root: str | None = None) -> list[str]:
+    """The stages ``dvc repro TARGETS`` can run now, upstream first: those ``dvc status`` reports changed, and
+    every stage downstream of one (DVC reruns it when its input changes; when an upstream stage writes the same
+    bytes again DVC skips it, so this is the most it will run). ``dvc repro --dry`` cannot say it: on a fresh
+    checkout it stops at the first stage whose input does not exist yet."""
+    import networkx as nx
+    from dvc.repo import Repo
+
+    with Repo(root) as repo:
+        graph = repo.index.graph  # an edge runs from a stage to a stage it depends on
+        wanted = set(graph.nodes)
+        if targets:
+            wanted = set()
+            for target in targets:
+                for stage in repo.stage.collect(target):
+                    wanted |= {stage, *nx.descendants(graph, stage)}
+        changed = {name.split(":")[-1] for name in repo.status(targets=targets or None)}
+        plan: list[str] = []
+        for stage in nx.topological_sort(graph.reverse(copy=True)):
+            if stage not in wanted:
+                continue
+            upstream = {s.addressing for s in nx.descendants(graph, stage)}
+            if stage.addressing in changed or upstream & set(plan):
+                plan.append(stage.addressing)
+    return plan
+
+
+def stage_seconds(measured: Path = MEASURED, reference: Path = REFERENCE) -> dict[str, float]:
+    """Seconds per stage: this checkout's last measurements over the committed reference run's."""
+    table: dict[str, float] = {}
+    for path in (reference, measured):
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        stages = raw.get("stages", raw) if isinstance(raw, dict) else {}
+        table.update({str(k): float(v) for k, v in stages.items() if isinstance(v, (int, float))})
+    return table
+
+
+def _minutes(seconds: float) -> str:
+    return "under a minute" if seconds < 60 else f"about {round(seconds / 60)} min"
+
+
+def progress_line(stage: str, plan: list[str], seconds: dict[str, float]) -> str:
+    """``[repro] stage 3/25 crawl, about 40 min left`` (the time left counts this stage and those after it)."""
+    if stage not in plan:
+        return f"[repro] stage {stage}"
+    i = plan.index(stage)
+    known = [seconds[s] for s in plan[i:] if s in seconds]
+    left = f", {_minutes(sum(known))} left" if known else ""
+    unknown = len(plan) - i - len(known)
+    if known and unknown:
+        left += f" (+{unknown} stage{'s' if unknown > 1 else ''} never timed)"
+    return f"[repro] stage {i + 1}/{len(plan)} {stage}{left}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    targets = list(sys.argv[1:] if argv is None else argv)
+    try:
+        plan = planned_stages(targets)
+    except Exception as exc:  # noqa: BLE001 - the real run below says what is wrong, in DVC's words
+        print(f"[repro] no plan ({type(exc).__name__}); running without progress lines", file=sys.stderr)
+        plan = []
+    seconds = stage_seconds()
+    if plan:
+        total = sum(seconds.get(s, 0.0) for s in plan)
+        print(f"[repro] up to {len(plan)} stage(s) to run"
+              f"{f', {_minutes(total)} on the last measured times' if total else ''}", flush=True)
+    proc = subprocess.Popen([_dvc(), "repro", *targets], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            bufsize=1)
+    assert proc.stdout is not None
+    try:
+        for line in proc.stdout:
+            m = _RUNNING.match(line)
+            if m:
+                print(progress_line(m.group(1), plan, seconds), flush=True)
+            sys.stdout.write(line)
+            sys.stdout.flush()
+        return proc.wait()
+    except KeyboardInterrupt:  # the terminal sent Ctrl-C to dvc too: wait for it to stop its stage
+        return proc.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

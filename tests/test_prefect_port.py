@@ -1,0 +1,32 @@
+"""The local Prefect UI's address: stable per checkout, and the console says why it is not 4200."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def test_a_checkout_keeps_its_port_and_says_why_it_is_not_on_4200(tmp_path, monkeypatch):
+    """With 4200 taken, each start used to pick a new random port (four in one hour) and every printed link
+    died. Now a checkout gets a port of its own, says why, and keeps it on the next start even once 4200 is
+    free again; another checkout gets another port."""
+    import socket
+
+    from flows import _server
+
+    monkeypatch.delenv(_server.PORT_ENV, raising=False)
+    alice, bob = tmp_path / "alice", tmp_path / "bob"
+    alice.mkdir()
+    bob.mkdir()
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    monkeypatch.setattr(_server, "DEFAULT_PORT", taken.getsockname()[1])  # "4200", held by someone else
+    monkeypatch.chdir(alice)
+    first, why = _server.preferred_port()
+    assert first == _server.checkout_port() and "taken" in why and "keeps this port" in why
+    taken.close()  # "4200" is free again: alice stays where her links point
+    again, why_again = _server.preferred_port()
+    assert again == first and "last-port" in why_again
+    monkeypatch.chdir(bob)
+    assert _server.preferred_port()[0] == _server.DEFAULT_PORT  # bob, a first start with "4200" free
+    assert _server.checkout_port(Path("/srv/alice/qa-pipeline")) != _server.checkout_port(Path("/srv/bob/qa-pipeline"))

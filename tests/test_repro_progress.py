@@ -1,0 +1,45 @@
+"""`make repro` says how far a full run is: DVC's own plan (`dvc repro --dry`), a line per stage with its
+place and the time left from the last measured stage times."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from pipeline.experiments.repro import progress_line, stage_seconds
+
+
+def test_the_line_counts_the_plan_and_the_time_left(tmp_path):
+    reference = tmp_path / "ref.json"
+    reference.write_text(json.dumps({"stages": {"a": 600, "b": 1200, "c": 60}}))
+    measured = tmp_path / "measured.json"
+    measured.write_text(json.dumps({"b": 300}))  # this checkout's own last time wins
+    seconds = stage_seconds(measured, reference)
+    assert seconds == {"a": 600.0, "b": 300.0, "c": 60.0}
+    plan = ["a", "b", "c", "d"]
+    assert progress_line("a", plan, seconds) == "[repro] stage 1/4 a, about 16 min left (+1 stage never timed)"
+    assert progress_line("c", plan, seconds) == "[repro] stage 3/4 c, about 1 min left (+1 stage never timed)"
+    assert progress_line("d", plan, seconds) == "[repro] stage 4/4 d"
+
+
+def test_a_run_prints_its_place_before_each_stage_and_records_nothing_it_did_not_run(tmp_path, repo):
+    """A two-stage DVC project run through the wrapper: DVC's own output, with a progress line before each
+    stage; a second run has nothing to do and says so."""
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    subprocess.run(["dvc", "init", "--no-scm", "-q"], cwd=tmp_path, check=True, env=env)
+    (tmp_path / "dvc.yaml").write_text(
+        "stages:\n  first:\n    cmd: echo one > one.txt\n    outs: [one.txt]\n"
+        "  second:\n    cmd: cat one.txt > two.txt\n    deps: [one.txt]\n    outs: [two.txt]\n")
+    run = subprocess.run([sys.executable, "-m", "pipeline.experiments.repro"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert "[repro] up to 2 stage(s) to run" in lines[0], run.stdout + run.stderr
+    assert lines.index("[repro] stage 1/2 first") < lines.index("Running stage 'first':")
+    assert lines.index("[repro] stage 2/2 second") < lines.index("Running stage 'second':")
+    again = subprocess.run([sys.executable, "-m", "pipeline.experiments.repro"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "[repro] stage" not in again.stdout, again.stdout
