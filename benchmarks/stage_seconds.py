@@ -1,0 +1,64 @@
+"""Seconds per stage of a full ``dvc repro`` on this machine, read from its console log: the reference that
+``make repro`` uses for its "about N min left" until a checkout has timed its own stages
+(``pipeline/experiments/repro.py``). Each stage's time runs from its flow run's "Beginning flow run" line to
+its "Finished in state Completed()" line (Prefect's own timestamps), so DVC's hashing between stages is not
+in it; the total of the log is reported beside, as the reference in the same run.
+
+    dvc repro 2>&1 | tee repro.log          # a full run, every stage
+    .venv/bin/python -m benchmarks.stage_seconds repro.log
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import re
+from pathlib import Path
+
+from benchmarks._common import write_result
+
+_LINE = re.compile(r"^(\d\d:\d\d:\d\d\.\d{3}) \| \w+ +\| Flow run '([^']+)' - (Beginning flow run|Finished in state \w+)")
+
+
+def stage_seconds(log: str) -> tuple[dict[str, float], float]:
+    """(seconds per completed stage, seconds from the first stage's start to the last one's end)."""
+    begun: dict[str, dt.datetime] = {}
+    seconds: dict[str, float] = {}
+    first = last = None
+    day = dt.date(2000, 1, 1)
+    previous = None
+    for line in log.splitlines():
+        m = _LINE.match(line)
+        if not m:
+            continue
+        clock = dt.datetime.combine(day, dt.time.fromisoformat(m.group(1)))
+        if previous is not None and clock < previous:  # past midnight
+            day += dt.timedelta(days=1)
+            clock += dt.timedelta(days=1)
+        previous = clock
+        first = first or clock
+        name, event = m.group(2), m.group(3)
+        if event == "Beginning flow run":
+            begun[name] = clock
+        elif event == "Finished in state Completed" and name in begun:
+            seconds[name] = round((clock - begun.pop(name)).total_seconds(), 1)
+            last = clock
+    total = (last - first).total_seconds() if first and last else 0.0
+    return seconds, round(total, 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.stage_seconds", description=__doc__.split("\n")[0])
+    ap.add_argument("log", type=Path)
+    args = ap.parse_args(argv)
+    seconds, total = stage_seconds(args.log.read_text(encoding="utf-8", errors="replace"))
+    if not seconds:
+        raise SystemExit(f"{args.log}: no completed stage flow runs in it")
+    write_result("stage_seconds", {
+        "stages": seconds, "stage_total_s": round(sum(seconds.values()), 1), "log_span_s": total,
+        "note": "from a full dvc repro's console on this machine; the reference for make repro's time left"})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
