@@ -74,6 +74,7 @@ STAGES: dict[str, Stage] = {
     "quail_mc": Stage("quail_mc", variants="pipeline.quail.mc_model:VARIANTS"),
     "difficulty": Stage("difficulty"),
     "compare": Stage("compare"),
+    "model_cards": Stage("model_cards"),
 }
 FULL_CHECK = "check_params"  # the one stage that validates the whole file
 

