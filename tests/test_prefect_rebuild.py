@@ -187,7 +187,8 @@ def test_make_serve_with_its_own_server_completes_a_scheduled_run(tmp_path, repo
         assert (tiny / "metrics/quail/demo.json").exists()
         assert "temporary server" not in text.lower(), text[-3000:]
         # what it says about its server is what it does: up while it serves (no idle stop under a lease)
-        assert f"Prefect UI: http://127.0.0.1:{port} " in text and "stops after" not in text, text[:2000]
+        assert f": http://127.0.0.1:{port} (every run of this checkout" in text and "stops after" not in text, text[:2000]
+        assert "Prefect UI of " in text  # which checkout this UI belongs to
         assert "up while this serves, then stopped" in text
         assert "Serving rebuild/scheduled (every 10 s)" in text and "is being served" not in text  # no Prefect banner
     finally:
@@ -229,6 +230,9 @@ def _serve_until_registered(tmp_path: Path, repo: Path, api: str) -> None:
     finally:
         stop_process_group(proc, signal.SIGINT)
         log.close()
+    # Ctrl-C is a stop, not a crash: one line, no asyncio traceback
+    text = (tmp_path / "serve.log").read_text()
+    assert "Stopped serving rebuild/" in text and "Traceback" not in text, text[-3000:]
 
 
 def test_a_second_serve_on_a_shared_server_takes_nothing_from_the_first(prefect_api, tmp_path, repo):

@@ -20,7 +20,7 @@ def test_a_quail_heuristic_param_reruns_its_stage_then_what_reads_it(repo):
 
 def test_a_training_budget_reruns_training_then_prediction_and_scoring(repo):
     result = plan(repo, {"span_window.max_steps": 20}, with_status=False)
-    assert result["direct"] == ["train_span"]
+    assert result["direct"] == ["train_span", "model_cards"]  # the card shows the settings it was trained with
     assert result["downstream"] == ["predict_span", "evaluate_span", "compare"]  # the paired comparisons too
 
 
