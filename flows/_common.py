@@ -3,11 +3,13 @@
 condition.
 
 A stage's flow run is named after the stage and its variant (``quail_mc@options``), as ``dvc repro`` prints
-it, and tagged ``dvc-stage``; started by a ``rebuild`` run it also carries ``rebuild:<that run's id>``
+it, and tagged ``dvc-stage`` and ``stage-process:<host>:<pid>``; started by a ``rebuild`` run it also carries
+``rebuild:<that run's id>``
 (``QA_PIPELINE_PARENT_RUN``), so the UI filters one rebuild's stages with one tag."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -30,9 +32,40 @@ def retry_if_transient(task: Any, task_run: Any, state: Any) -> bool:
 PARENT_RUN_ENV = "QA_PIPELINE_PARENT_RUN"
 
 
+def process_tag() -> str:
+    """Names the process that created a stage's run: what finds a run it created but never started."""
+    import socket
+
+    return f"stage-process:{socket.gethostname()}:{os.getpid()}"
+
+
 def run_tags() -> list[str]:
     parent = os.environ.get(PARENT_RUN_ENV)
-    return ["dvc-stage", *([f"rebuild:{parent}"] if parent else [])]
+    return ["dvc-stage", *([f"rebuild:{parent}"] if parent else []), process_tag()]
+
+
+def cancel_unstarted_runs() -> list[str]:
+    """Runs this process created that are still Scheduled or Pending, marked Cancelled; their ids. Ctrl-C in the
+    second between Prefect creating a stage's run and starting it left the run Pending for good."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+        FlowRunFilterTags,
+    )
+    from prefect.client.schemas.objects import StateType
+    from prefect.states import Cancelled
+
+    found = FlowRunFilter(tags=FlowRunFilterTags(all_=[process_tag()]),
+                          state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED,
+                                                                                     StateType.PENDING])))
+    cancelled = []
+    with get_client(sync_client=True) as client:
+        for run in client.read_flow_runs(flow_run_filter=found):
+            client.set_flow_run_state(run.id, Cancelled(message="Stopped before it started"), force=True)
+            cancelled.append(str(run.id))
+    return cancelled
 
 
 STOPPED_BY_SIGNAL = ("Execution was aborted by a termination signal.",
@@ -82,6 +115,8 @@ def run_flow(flow: Callable[..., Any], run_name: str, **parameters: Any) -> int:
             named(**parameters)
     except (KeyboardInterrupt, TerminationSignal) as exc:
         how = "Ctrl-C" if isinstance(exc, KeyboardInterrupt) else "a termination signal"
+        with contextlib.suppress(Exception), temporary_settings({PREFECT_API_URL: api_url}):
+            cancel_unstarted_runs()  # stopped as Prefect created the run: not Pending for ever
         print(f"{run_name}: stopped by {how}; its run is Cancelled", file=sys.stderr, flush=True)
         return 130 if isinstance(exc, KeyboardInterrupt) else 143
     return 0

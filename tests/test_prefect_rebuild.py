@@ -630,3 +630,27 @@ def test_a_rebuild_run_is_named_for_its_targets_and_start(monkeypatch):
     assert re.fullmatch(r"rebuild quail_mc,compare \d\d-\d\d \d\d:\d\d", run_name())
     monkeypatch.setattr(current, "parameters", {"targets": []}, raising=False)
     assert run_name().startswith("rebuild all ")
+
+
+def test_a_run_created_but_never_started_is_cancelled_when_the_stage_is_stopped(prefect_api):
+    """Ctrl-C in the second between Prefect creating a stage's run and starting it left the run Pending for
+    good. The stopped stage cancels the runs it created and never started (found by its process tag), and no
+    other process's."""
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.states import Pending
+
+    from flows._common import cancel_unstarted_runs, process_tag
+
+    from prefect import flow
+
+    @flow(name="pending_stage")
+    def pending_stage() -> None: ...
+
+    with temporary_settings({PREFECT_API_URL: prefect_api}), get_client(sync_client=True) as client:
+        mine = client.create_flow_run(pending_stage, name="mine", tags=["dvc-stage", process_tag()], state=Pending())
+        other = client.create_flow_run(pending_stage, name="other", tags=["dvc-stage", "stage-process:elsewhere:1"],
+                                       state=Pending())
+        assert cancel_unstarted_runs() == [str(mine.id)]
+        assert client.read_flow_run(mine.id).state.type.value == "CANCELLED"
+        assert client.read_flow_run(other.id).state.type.value == "PENDING"
