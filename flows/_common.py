@@ -99,14 +99,13 @@ def run_flow(flow: Callable[..., Any], run_name: str, **parameters: Any) -> int:
     """Run a stage's flow under the shared Prefect server (``PREFECT_API_URL``, else the project's own),
     named ``run_name`` and tagged, with the stage's lease held."""
     from prefect import tags
+    from prefect.exceptions import TerminationSignal
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     api_url = os.environ.get("PREFECT_API_URL") or shared_api_url()
     os.environ["PREFECT_API_URL"] = api_url  # what record_this_run names
     named = flow.with_options(flow_run_name=run_name.replace("{", "{{").replace("}", "}}"),
                               on_crashed=[*flow.on_crashed_hooks, cancelled_if_stopped])
-    from prefect.exceptions import TerminationSignal
-
     reap_killed_runs()  # an earlier stage of this checkout killed with SIGKILL: its run says Crashed
     for name in ("prefect.flow_runs", "prefect.task_runs"):
         logging.getLogger(name).addFilter(_quiet_signal_stop)

@@ -15,6 +15,7 @@ A new stage is one row here (and its module under ``pipeline/stages/``).
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import os
@@ -79,6 +80,7 @@ STAGES: dict[str, Stage] = {
 FULL_CHECK = "check_params"  # the one stage that validates the whole file
 
 
+@functools.lru_cache(maxsize=None)  # main checks the file before the flow, the flow validates what it hands over
 def declared_sections(name: str, dvc_yaml: Path = DVC_YAML) -> tuple[str, ...]:
     """The params.yaml sections stage ``name`` declares in dvc.yaml (``quail.seed`` declares ``quail``)."""
     import yaml

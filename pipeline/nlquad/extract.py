@@ -58,8 +58,8 @@ _FURNITURE_HEADING = re.compile(
 # The label of a box of reader comments, in every era: the 2000s in-body "HAVE YOUR SAY" quote (a reader's words
 # and name) and the 2010s closing "YOUR VIEWS" list (comments, each with its author line).
 _READER_COMMENTS = re.compile(
-    r"^(?:have your say|your (?:views|comments|stories|experiences)|readers'? (?:comments|views)|"
-    r"(?:here (?:is|are) )?(?:a selection of )?(?:your|readers'?) (?:comments|views)(?: so far)?)[\s:.]*$",
+    r"^(?:have your say|(?:here (?:is|are) )?(?:a selection of )?(?:your|readers'?) "
+    r"(?:views|comments|stories|experiences)(?: so far)?)[\s:.]*$",
     re.IGNORECASE)
 _READER_COMMENTS_LEAD = re.compile(
     r"^(?:HAVE YOUR SAY|YOUR (?:VIEWS|COMMENTS|STORIES|EXPERIENCES)|READERS'? (?:COMMENTS|VIEWS))\b")
@@ -235,8 +235,9 @@ def _walk_story(children: Iterable[object], heading: re.Pattern[str]) -> Iterato
         elif child.name in ("ul", "ol"):
             yield _Block("list", child)
         elif child.name in ("h2", "h3", "h4"):
-            if _READER_COMMENTS.match(text_of(child)):
-                yield _Block("heading", child, text_of(child))
+            title = text_of(child)
+            if _READER_COMMENTS.match(title):
+                yield _Block("heading", child, title)
             continue  # a heading of something else (a box title outside the cross-head classes)
         else:
             yield from _walk_story(child.children, heading)
@@ -337,7 +338,7 @@ class _BodyBuilder:
         self.ex, self.base = ex, base
         # (section index or -1 for the intro, text, element, from a list)
         self.items: list[tuple[int, str, Tag, bool]] = []
-        self.skipping: bool | str = False  # "comments" under a reader-comments label; "signature" after a box
+        self.skipping: bool | str = False  # "comments" under a reader-comments label
         self.after_comment_box = False
         self.one_comment = False
 
@@ -387,10 +388,9 @@ class _BodyBuilder:
             while kept and (is_author_line(kept[0][0]) or is_call_out(kept[0][0])):
                 kept.pop(0)
             self.after_comment_box = not kept
-        boxed = [(t, x) for t, x in kept if _READER_COMMENTS_LEAD.match(t) and len(t.split()) > 4]
-        if boxed:  # label, a reader's words and name in one block: the 2000s in-body box
-            kept = [(t, x) for t, x in kept if (t, x) not in boxed]
-            self.after_comment_box = True
+        unboxed = [(t, x) for t, x in kept if not (_READER_COMMENTS_LEAD.match(t) and len(t.split()) > 4)]
+        if len(unboxed) < len(kept):  # label, a reader's words and name in one block: the 2000s in-body box
+            kept, self.after_comment_box = unboxed, True
         if not kept:
             return
         _collect_links(container, self.ex, self.base)
