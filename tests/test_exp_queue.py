@@ -5,6 +5,7 @@ does not exist. ``make setup`` links ``.dvc/tmp/exps/shared`` to the checkout's 
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 
 import pytest
@@ -26,14 +27,21 @@ def test_temp_and_queued_experiments_find_the_benchmark_files(repo, shared, tmp_
         for seed in (2, 3):
             run(["dvc", "exp", "run", "--queue", "-n", f"queued-{seed}", "-S", f"quail.seed={seed}",
                   "benchmark_sources"], clone, env)
-        run(["dvc", "queue", "start", "-j", "2"], clone, env)
+        # The workers' parent process keeps the stdout it was given until the workers exit, so a pipe here
+        # would make this call wait for the whole queue: its output goes to a file, and the loop below waits.
+        start_log = tmp_path / "queue-start.log"
+        with start_log.open("wb") as out:
+            started = subprocess.run(["dvc", "queue", "start", "-j", "2"], cwd=clone, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=out, stderr=subprocess.STDOUT, timeout=120)
+        assert started.returncode == 0, start_log.read_text()
         try:
             deadline = time.monotonic() + 600
             while True:
                 status = run(["dvc", "queue", "status"], clone, env).stdout
                 if "Queued" not in status and "Running" not in status:
                     break
-                assert time.monotonic() < deadline, status
+                assert time.monotonic() < deadline, status + run(["dvc", "queue", "logs", "queued-2"], clone, env,
+                                                                 check=False).stdout
                 time.sleep(3)
         finally:
             run(["dvc", "queue", "stop", "--kill"], clone, env, check=False)
