@@ -262,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
             stop_shared_server()
         return 2
 
-    from prefect import serve  # after PREFECT_API_URL is set
+    import asyncio
+
+    from prefect.runner import Runner  # after PREFECT_API_URL is set
     from prefect.schedules import Cron, Interval
 
     from flows.rebuild import REPO_ENV, check_targets, rebuild
@@ -270,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ[REPO_ENV] = str(Path(args.repo_dir).resolve())  # inherited by the runs, not a run parameter
     check_targets(args.targets)
     when = Interval(args.interval) if args.interval else Cron(schedule.cron, timezone=schedule.timezone)
-    deployment = rebuild.to_deployment(
+    deployment = dict(
         name=schedule.deployment_name,
         parameters={"targets": args.targets},
         concurrency_limit=1,
@@ -308,8 +310,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"Serving rebuild/{schedule.deployment_name} "
                       f"({f'every {args.interval:g} s' if args.interval else f'cron {schedule.cron} {schedule.timezone}'});"
                       f" Ctrl-C stops it and the runs in progress", flush=True)
+                # add_flow, not prefect.serve(deployment): the runner then runs this process's rebuild flow
+                # itself. A served *deployment* runs `python -m prefect.engine`, which loads the entrypoint and
+                # runs the pull steps the server holds, and anyone who reaches the API can PATCH those.
+                runner = Runner(pause_on_shutdown=True)
+                runner.add_flow(rebuild, **deployment)
                 try:
-                    serve(deployment, print_starting_message=False)
+                    asyncio.run(runner.start())
                 except KeyboardInterrupt:  # Ctrl-C or SIGTERM (_stop_runs_then_serving): a stop, not a crash
                     print(f"Stopped serving rebuild/{schedule.deployment_name}", flush=True)
             finally:
