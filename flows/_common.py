@@ -5,7 +5,8 @@ condition.
 A stage's flow run is named after the stage and its variant (``quail_mc@options``), as ``dvc repro`` prints
 it, and tagged ``dvc-stage`` and ``stage-process:<host>:<pid>``; started by a ``rebuild`` run it also carries
 ``rebuild:<that run's id>``
-(``QA_PIPELINE_PARENT_RUN``), so the UI filters one rebuild's stages with one tag."""
+(``QA_PIPELINE_PARENT_RUN``), so the UI filters one rebuild's stages with one tag, and is that run's subflow, so
+the rebuild's page shows its stages inside it."""
 
 from __future__ import annotations
 
@@ -95,6 +96,35 @@ def record_this_run() -> None:
     record_run(str(flow_run.id), os.environ.get("PREFECT_API_URL") or "")
 
 
+def subflow_run_of_rebuild(flow: Any, run_name: str, parameters: dict[str, Any]) -> Any | None:
+    """The stage's flow run, created as a subflow of the rebuild that started it (``QA_PIPELINE_PARENT_RUN``),
+    or None outside a rebuild. ``dvc repro`` runs each stage in a process of its own, so Prefect cannot see the
+    rebuild as the stage's parent; this does what its engine does for an in-process subflow: a tracking task run
+    in the rebuild's run, and the stage's run pointing at it. The UI then shows the stages inside their
+    rebuild's run, and the server mirrors each stage's state onto its tracking task."""
+    import uuid
+
+    from prefect import Task
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+    from prefect.states import Pending
+
+    try:
+        parent = uuid.UUID(os.environ.get(PARENT_RUN_ENV) or "")
+    except ValueError:
+        return None
+    with get_client(sync_client=True) as client:
+        try:
+            client.read_flow_run(parent)
+        except ObjectNotFound:
+            return None
+        tracker = client.create_task_run(task=Task(name=run_name, fn=flow.fn), flow_run_id=parent,
+                                         dynamic_key=f"{run_name}-{uuid.uuid4().hex[:8]}", name=run_name,
+                                         state=Pending())
+        return client.create_flow_run(flow, name=run_name, parameters=flow.serialize_parameters(parameters),
+                                      tags=run_tags(), parent_task_run_id=tracker.id, state=Pending())
+
+
 def run_flow(flow: Callable[..., Any], run_name: str, **parameters: Any) -> int:
     """Run a stage's flow under the shared Prefect server (``PREFECT_API_URL``, else the project's own),
     named ``run_name`` and tagged, with the stage's lease held."""
@@ -111,7 +141,13 @@ def run_flow(flow: Callable[..., Any], run_name: str, **parameters: Any) -> int:
         logging.getLogger(name).addFilter(_quiet_signal_stop)
     try:
         with stage_lease(), temporary_settings({PREFECT_API_URL: api_url}), tags(*run_tags()):
-            named(**parameters)
+            created = subflow_run_of_rebuild(named, run_name, parameters)
+            if created is None:
+                named(**parameters)
+            else:
+                from prefect.flow_engine import run_flow as run_created
+
+                run_created(named, flow_run=created, parameters=parameters)
     except (KeyboardInterrupt, TerminationSignal) as exc:
         how = "Ctrl-C" if isinstance(exc, KeyboardInterrupt) else "a termination signal"
         with contextlib.suppress(Exception), temporary_settings({PREFECT_API_URL: api_url}):

@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -159,10 +160,36 @@ def run_name() -> str:
     return f"rebuild {what} {dt.datetime.now().strftime('%m-%d %H:%M')}"
 
 
+def exit_when_orphaned(every_s: float = 1.0) -> None:
+    """SIGTERM to this run's process once the process that started it is gone (``make serve`` or a worker
+    killed with -9, a lost terminal), and SIGTERM to its ``dvc repro`` and the stage under it: each records its
+    run Cancelled, and the checkout's rebuild lock is free for the next serve (an orphaned rebuild ran on
+    for a minute, and the next one failed on that lock). A watching thread, not PR_SET_PDEATHSIG: the runner may start
+    this process from a thread that ends before the run does, and the kernel would signal then."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        import psutil
+
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        # its dvc repro and the stage under it too: dvc does not pass a SIGTERM on to the stage it runs
+        for child in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                child.terminate()
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="exit-when-orphaned", daemon=True).start()
+
+
 @flow(name="rebuild", log_prints=True, on_crashed=[cancelled_if_stopped],  # stopped with make serve: Cancelled
       flow_run_name=run_name)
 def rebuild(targets: list[str] | None = None, force: bool = False) -> str:
     """Reproduce the pipeline of the runner's checkout (all stages, or ``targets``) and publish its metrics."""
+    exit_when_orphaned()
     targets = check_targets(list(targets or []))
     repo = repo_dir()
     if not (repo / "dvc.yaml").exists():

@@ -163,6 +163,44 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
         log.close()
 
 
+def test_editing_the_served_deployment_through_the_api_runs_no_other_code(prefect_api, tmp_path, repo):
+    """Anyone who reaches the API can PATCH the deployment ``make serve`` runs: a ``run_shell_script`` pull
+    step, another entrypoint. ``make serve`` runs the rebuild flow it loaded from its own checkout, never what
+    the server describes, so the run does the checkout's rebuild and the attacker's script never runs."""
+    tiny = _tiny_dvc_repo(tmp_path / "tiny")
+    marker = tmp_path / "pwned"
+    proc, log = _serve(tmp_path, repo, _env(prefect_api), repo, "--no-server", "--interval", "86400",
+                       "--repo-dir", str(tiny))
+    try:
+        deadline = time.monotonic() + 120
+        deployment = None
+        while time.monotonic() < deadline and deployment is None:
+            time.sleep(2)
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
+            found = prefect_http.post(f"{prefect_api}/deployments/filter", json={}, timeout=10).json()
+            deployment = next((d for d in found if d["name"] == "scheduled" and not d.get("paused")), None)
+        assert deployment, (tmp_path / "serve.log").read_text()[-3000:]
+        shell = [{"prefect.deployments.steps.run_shell_script": {"script": f"touch {marker}"}}]
+        patched = prefect_http.request("PATCH", f"{prefect_api}/deployments/{deployment['id']}", timeout=10,
+                                       json={"pull_steps": shell, "entrypoint": "flows/stage.py:stage_flow",
+                                             "path": str(tmp_path)})
+        assert patched.status_code < 300, patched.text[:300]
+        run = prefect_http.post(f"{prefect_api}/deployments/{deployment['id']}/create_flow_run",
+                                json={"parameters": {"targets": []}}, timeout=10).json()
+        deadline = time.monotonic() + 150
+        state = None
+        while time.monotonic() < deadline and state not in ("FAILED", "COMPLETED", "CRASHED", "CANCELLED"):
+            time.sleep(2)
+            state = prefect_http.get(f"{prefect_api}/flow_runs/{run['id']}", timeout=10).json()["state"]["type"]
+        text = (tmp_path / "serve.log").read_text()
+        assert state == "COMPLETED", (state, text[-3000:])  # the checkout's rebuild ran, as served
+        assert (tiny / "metrics/quail/demo.json").exists()
+        assert not marker.exists(), text[-3000:]
+    finally:
+        stop_process_group(proc, signal.SIGINT)
+        log.close()
+
+
 def test_make_serve_with_its_own_server_completes_a_scheduled_run(tmp_path, repo):
     """What `make serve` runs (flows.serve starting its own server on 127.0.0.1), not --no-server: one
     server only (no temporary one beside it), and a scheduled run completes."""
@@ -197,18 +235,31 @@ def test_make_serve_with_its_own_server_completes_a_scheduled_run(tmp_path, repo
 
 
 def test_a_stage_run_is_named_after_its_stage_and_tagged_with_its_rebuild(prefect_api, tmp_path, repo, shared):
-    """What a rebuild's `dvc repro` starts: `python -m flows.<stage> [variant]` with the rebuild's run id in
-    QA_PIPELINE_PARENT_RUN. The run is named `stage` (or `stage@variant`), not a random name, and tagged
-    `rebuild:<id>`, so the UI lists one rebuild's stages with one filter."""
-    env = dict(_env(prefect_api), QA_PIPELINE_PARENT_RUN="0f0f-test-parent")
+    """What a rebuild's `dvc repro` starts: `python -m flows.stage NAME [VARIANT]` with the rebuild's run id in
+    QA_PIPELINE_PARENT_RUN. The run is named `stage` (or `stage@variant`), not a random name, tagged
+    `rebuild:<id>`, so the UI lists one rebuild's stages with one filter, and is a subflow of the rebuild's run:
+    its parent task run belongs to that run and mirrors the stage's final state. Without a rebuild run of that
+    id on the server, the stage runs all the same, unnested."""
+    flow = prefect_http.post(f"{prefect_api}/flows/", json={"name": "rebuild"}, timeout=10).json()
+    parent = prefect_http.post(f"{prefect_api}/flow_runs/", json={"flow_id": flow["id"], "name": "rebuild test"},
+                               timeout=10).json()["id"]
     params = write_params(tmp_path / "params.yaml", {"benchmark_sources": project_benchmark_sources()})
-    res = subprocess.run([sys.executable, "-m", "flows.stage", "benchmark_sources", "--params", params],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr[-3000:]
-    body = {"flow_runs": {"tags": {"all_": ["rebuild:0f0f-test-parent"]}}}
-    runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
-    assert [r["name"] for r in runs] == ["benchmark_sources"], runs
-    assert set(runs[0]["tags"]) >= {"dvc-stage", "rebuild:0f0f-test-parent"}
+    for parent_id in (parent, "0f0f-no-such-run"):
+        res = subprocess.run([sys.executable, "-m", "flows.stage", "benchmark_sources", "--params", params],
+                             cwd=tmp_path, env=dict(_env(prefect_api), QA_PIPELINE_PARENT_RUN=parent_id),
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr[-3000:]
+        body = {"flow_runs": {"tags": {"all_": [f"rebuild:{parent_id}"]}}}
+        runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
+        assert [r["name"] for r in runs] == ["benchmark_sources"], runs
+        assert set(runs[0]["tags"]) >= {"dvc-stage", f"rebuild:{parent_id}"}
+        assert runs[0]["state_type"] == "COMPLETED"
+        if parent_id == parent:
+            tracker = prefect_http.get(f"{prefect_api}/task_runs/{runs[0]['parent_task_run_id']}", timeout=10).json()
+            assert tracker["flow_run_id"] == parent and tracker["name"] == "benchmark_sources", tracker
+            assert tracker["state_type"] == "COMPLETED", tracker
+        else:
+            assert runs[0]["parent_task_run_id"] is None
 
 
 def _deployments(api: str) -> dict[str, dict]:
@@ -579,6 +630,40 @@ def _killed_serve_then_next_rebuild(prefect_api: str, tmp_path: Path, repo: Path
     finally:
         stop_process_group(proc, signal.SIGINT)
         log.close()
+
+
+def test_a_rebuild_whose_serve_is_killed_stops_at_once_and_the_next_rebuild_runs(tmp_path, repo):
+    """kill -9 of `make serve` alone: its rebuild, now an orphan, stops within seconds (its dvc repro and stage
+    with it) and ends Cancelled, so the next serve's rebuild does not fail on the checkout's rebuild lock."""
+    import psutil
+
+    (tmp_path / "home").mkdir()
+    with prefect_server(tmp_path / "home") as prefect_api:
+        slow = _slow_dvc_repo(tmp_path / "slow", repo)
+        args = ("--no-server", "--interval", "86400", "--repo-dir", str(slow))
+        proc, log = _serve(tmp_path, repo, _env(prefect_api), repo, *args)
+        try:
+            first = _start_rebuild(prefect_api, tmp_path / "serve.log")
+            _wait(lambda: (slow / "started").exists(), 240, "the stage did not start", tmp_path / "serve.log")
+            tree = [p for p in psutil.Process(proc.pid).children(recursive=True)]
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            log.close()
+        gone, alive = psutil.wait_procs(tree, timeout=30)
+        assert not alive, [p.cmdline() for p in alive]
+        _wait(lambda: _run_state(prefect_api, first) == "CANCELLED", 60, "the orphaned rebuild did not end Cancelled",
+              tmp_path / "serve.log")
+        proc, log = _serve(tmp_path, repo, _env(prefect_api), repo, *args)
+        try:
+            (slow / "slow").unlink()
+            second = _start_rebuild(prefect_api, tmp_path / "serve.log")
+            state = _wait(lambda: (s := _run_state(prefect_api, second)) in ("COMPLETED", "FAILED", "CRASHED") and s,
+                          120, "the next rebuild did not finish", tmp_path / "serve.log")
+            assert state == "COMPLETED", (tmp_path / "serve.log").read_text()[-3000:]
+        finally:
+            stop_process_group(proc, signal.SIGINT)
+            log.close()
 
 
 def test_rebuild_logs_read_as_messages_and_link_their_stage_runs(tmp_path, repo):
