@@ -48,3 +48,25 @@ def test_the_progress_artifact_gets_a_readable_share(monkeypatch):
     for _ in range(3):
         report.update()
     assert sent[:2] == [6.7, 13.3] and all(round(x, 1) == x for x in sent)
+
+
+def test_a_loop_run_twice_in_one_stage_gets_two_named_cards(monkeypatch):
+    """QuAIL's predict stage predicts the held-out dev set, then the challenge set: the UI showed two identical
+    "predict" cards. The second of a name in one process is "predict (2)"."""
+    import collections
+
+    import prefect.artifacts
+
+    from pipeline.common import logs as runtime
+
+    names = []
+    reports = [ProgressReport("predict", 4, "batch", every_s=0) for _ in range(2)]  # plain loggers, outside a run
+    monkeypatch.setattr(runtime, "_CARDS", collections.Counter())
+    monkeypatch.setattr(runtime, "in_prefect_run", lambda: True)
+    monkeypatch.setattr(prefect.artifacts, "create_progress_artifact",
+                        lambda progress, description: names.append(description) or "id")
+    monkeypatch.setattr(prefect.artifacts, "update_progress_artifact", lambda artifact_id, progress: None)
+    for report in reports:
+        for _ in range(4):
+            report.update()
+    assert names == ["predict", "predict (2)"]

@@ -6,6 +6,7 @@ Nothing here writes a file or returns data a stage writes: it is outside every s
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import time
@@ -47,6 +48,9 @@ def _duration(seconds: float) -> str:
         f"{seconds // 60}:{seconds % 60:02d}"
 
 
+_CARDS: collections.Counter[str] = collections.Counter()  # progress artifacts made in this process, by name
+
+
 class ProgressReport:
     """Where a user looks: a log line every ``QA_PIPELINE_PROGRESS_EVERY_S`` seconds (default 20) with the count,
     the rate and, when the total is known, the share done and the time left; inside a Prefect flow run the
@@ -83,7 +87,10 @@ class ProgressReport:
             )
 
             if self._artifact_id is None:
-                self._artifact_id = create_progress_artifact(progress=share, description=self.desc)
+                _CARDS[self.desc] += 1  # a second pass of the same loop in one run gets its own name
+                seen = _CARDS[self.desc]
+                self._artifact_id = create_progress_artifact(
+                    progress=share, description=self.desc if seen == 1 else f"{self.desc} ({seen})")
             else:
                 update_progress_artifact(self._artifact_id, progress=share)
         except Exception as exc:  # noqa: BLE001 - progress display must never fail the stage

@@ -4,7 +4,7 @@
 DVC says which stage starts, never how far the run is. This asks DVC first (its stage graph and ``dvc status``:
 the stages that changed and those downstream of them, upstream first), then runs ``dvc repro`` and, as each
 stage starts, prints
-``[repro] stage 12/31 quail_mc@full, about 20 min left``. The time left is the sum of the remaining stages'
+``[repro] stage 12/31 train_quail_mc@full, about 20 min left``. The time left is the sum of the remaining stages'
 durations: those this checkout measured last time (``.dvc/tmp/stage-seconds.json``, written by every stage as
 it ends, see ``flows.stage``), else the reference run on two CPU cores committed in
 ``benchmarks/results/stage_seconds.json``. It is a reading of DVC's plan, not a second graph: DVC alone decides
@@ -74,17 +74,21 @@ def _minutes(seconds: float) -> str:
     return "under a minute" if seconds < 60 else f"about {round(seconds / 60)} min"
 
 
-def progress_line(stage: str, plan: list[str], seconds: dict[str, float]) -> str:
-    """``[repro] stage 3/25 crawl, about 40 min left`` (the time left counts this stage and those after it)."""
+def progress_line(stage: str, plan: list[str], seconds: dict[str, float], started: set[str] | None = None) -> str:
+    """``[repro] stage 3/25 crawl, about 40 min left``: the stage's place among those started so far (DVC runs
+    independent stages in an order of its own, not the plan's), and the time of this stage and every planned
+    one not started yet. ``started``: the stages started before this one (default: those before it in the
+    plan)."""
     if stage not in plan:
         return f"[repro] stage {stage}"
-    i = plan.index(stage)
-    known = [seconds[s] for s in plan[i:] if s in seconds]
+    before = set(plan[:plan.index(stage)]) if started is None else started - {stage}
+    left_stages = [s for s in plan if s not in before]
+    known = [seconds[s] for s in left_stages if s in seconds]
     left = f", {_minutes(sum(known))} left" if known else ""
-    unknown = len(plan) - i - len(known)
+    unknown = len(left_stages) - len(known)
     if known and unknown:
         left += f" (+{unknown} stage{'s' if unknown > 1 else ''} never timed)"
-    return f"[repro] stage {i + 1}/{len(plan)} {stage}{left}"
+    return f"[repro] stage {len(before) + 1}/{len(plan)} {stage}{left}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,11 +106,13 @@ def main(argv: list[str] | None = None) -> int:
     proc = subprocess.Popen([_dvc(), "repro", *targets], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             bufsize=1)
     assert proc.stdout is not None
+    started: set[str] = set()
     try:
         for line in proc.stdout:
             m = _RUNNING.match(line)
             if m:
-                print(progress_line(m.group(1), plan, seconds), flush=True)
+                print(progress_line(m.group(1), plan, seconds, started), flush=True)
+                started.add(m.group(1))
             sys.stdout.write(line)
             sys.stdout.flush()
         return proc.wait()
