@@ -71,10 +71,10 @@ nlquad: setup check-params
 	$(VENV)/bin/python -m pipeline.experiments.repro nlquad_baselines evaluate_span evaluate_longformer
 
 strategyqa: setup check-params
-	$(VENV)/bin/python -m pipeline.experiments.repro retrieve strategyqa_qa
+	$(VENV)/bin/python -m pipeline.experiments.repro retrieve evaluate_strategyqa_qa
 
 quail: setup check-params
-	$(VENV)/bin/python -m pipeline.experiments.repro quail_baselines quail_mc difficulty
+	$(VENV)/bin/python -m pipeline.experiments.repro quail_baselines evaluate_quail_mc difficulty
 
 # real training budgets on one GPU, as one DVC experiment (infra/training/gpu-profile.yaml; docs/going-live.md)
 repro-gpu: setup check-params

@@ -2,7 +2,7 @@
 (``PREFECT_API_URL``, else the project's shared one of ``flows._server``), run names and tags, and a retry
 condition.
 
-A stage's flow run is named after the stage and its variant (``quail_mc@options``), as ``dvc repro`` prints
+A stage's flow run is named after the stage and its variant (``train_quail_mc@options``), as ``dvc repro`` prints
 it, and tagged ``dvc-stage`` and ``stage-process:<host>:<pid>``; started by a ``rebuild`` run it also carries
 ``rebuild:<that run's id>``
 (``QA_PIPELINE_PARENT_RUN``), so the UI filters one rebuild's stages with one tag, and is that run's subflow, so

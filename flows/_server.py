@@ -30,7 +30,8 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from pipeline.common.processes import free_port, pid_alive, stop_process_group, wait_until_serving
+from pipeline.common.files import pid_alive
+from pipeline.common.processes import free_port, stop_process_group, wait_until_serving
 
 HOME = Path(".prefect")
 STATE = HOME / "shared-server.json"

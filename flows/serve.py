@@ -65,7 +65,7 @@ def live_server_of(full_name: str) -> str | None:
     from prefect.client.orchestration import get_client
     from prefect.exceptions import ObjectNotFound
 
-    from pipeline.common.processes import pid_alive
+    from pipeline.common.files import pid_alive
 
     with get_client(sync_client=True) as client:
         try:

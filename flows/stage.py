@@ -61,18 +61,20 @@ STAGES: dict[str, Stage] = {
     "retrieve": Stage("retrieve"),
     "split": Stage("split"),
     "nlquad_baselines": Stage("nlquad_baselines"),
-    "train_span": Stage("span_qa", "train", ("span_window",)),
-    "predict_span": Stage("span_qa", "predict", ("span_window",)),
-    "evaluate_span": Stage("span_qa", "evaluate", ("span_window",)),
+    "train_span": Stage("train_span_qa", args=("span_window",)),
+    "predict_span": Stage("predict_span_qa", args=("span_window",)),
+    "evaluate_span": Stage("evaluate_span_qa", args=("span_window",)),
     "convert_longformer": Stage("convert_longformer"),
-    "train_longformer": Stage("span_qa", "train", ("longformer",)),
-    "predict_longformer": Stage("span_qa", "predict", ("longformer",)),
-    "evaluate_longformer": Stage("span_qa", "evaluate", ("longformer",)),
+    "train_longformer": Stage("train_span_qa", args=("longformer",)),
+    "predict_longformer": Stage("predict_span_qa", args=("longformer",)),
+    "evaluate_longformer": Stage("evaluate_span_qa", args=("longformer",)),
     "benchmark_sources": Stage("benchmark_sources"),
     "strategyqa_contexts": Stage("strategyqa_contexts"),
-    "strategyqa_qa": Stage("strategyqa_qa", variants="pipeline.strategyqa.answering:SETTINGS"),
+    **{f"{step}_strategyqa_qa": Stage(f"{step}_strategyqa_qa", variants="pipeline.strategyqa.answering:SETTINGS")
+       for step in ("train", "predict", "evaluate")},
     "quail_baselines": Stage("quail_baselines"),
-    "quail_mc": Stage("quail_mc", variants="pipeline.quail.mc_model:VARIANTS"),
+    **{f"{step}_quail_mc": Stage(f"{step}_quail_mc", variants="pipeline.quail.systems:MC_VARIANTS")
+       for step in ("train", "predict", "evaluate")},
     "difficulty": Stage("difficulty"),
     "compare": Stage("compare"),
     "model_cards": Stage("model_cards"),
@@ -133,7 +135,7 @@ def stage_flow(name: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m flows.stage", description=__doc__.split("\n")[0])
     ap.add_argument("stage", choices=sorted(STAGES))
-    ap.add_argument("variant", nargs="?", help="the foreach value of quail_mc and strategyqa_qa")
+    ap.add_argument("variant", nargs="?", help="the foreach value of the quail_mc and strategyqa_qa stages")
     ap.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
     args = ap.parse_args(argv)
     stage = STAGES[args.stage]

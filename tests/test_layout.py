@@ -170,7 +170,7 @@ def _outermost_chains(tree: ast.AST, root: str) -> set[tuple[str, ...]]:
 
 
 def _stage_modules(repo: Path) -> dict[str, list[str]]:
-    """stage module -> the dvc.yaml stages it does the work of (``train_span`` runs ``pipeline.stages.span_qa``)."""
+    """stage module -> the dvc.yaml stages it does the work of (``train_span`` runs ``pipeline.stages.train_span_qa``)."""
     from flows.stage import STAGES
 
     out: dict[str, list[str]] = {}

@@ -135,7 +135,7 @@ def test_an_unknown_select_metric_fails_naming_it(feats, tmp_path):
 
 def test_dev_sets_come_from_training_data_only_and_are_seeded(shared):
     from pipeline.quail.data import load_quail
-    from pipeline.quail.mc_model import split_texts
+    from pipeline.quail.sets import split_texts
     from pipeline.strategyqa.answering import split_off_dev
     from pipeline.strategyqa.data import load_questions
 

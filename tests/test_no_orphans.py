@@ -70,7 +70,7 @@ def test_scrapy_dies_with_a_killed_crawl(tmp_path, repo):
             p = project_section("crawl", requests_per_minute=0, concurrency=1, follow_depth=0, retries=1)
             out = Path({str(tmp_path)!r})
             run_crawl(out / "captures.jsonl", out / "work", out / "pages.warc.gz", out / "index.jsonl",
-                      out / "failures.jsonl", ArchiveEndpoints("{archive.base}/cdx", "{archive.base}/{{timestamp}}id_/{{url}}"),
+                      out / "failures.json", ArchiveEndpoints("{archive.base}/cdx", "{archive.base}/{{timestamp}}id_/{{url}}"),
                       p, project_section("discover"), PageLimits.of(project_section("extract")))
         """, repo, tmp_path)
         index = tmp_path / "work" / "index.jsonl"

@@ -237,7 +237,7 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
         profile = json.loads((results / "gpu_profile.json").read_text())
         assert profile["device"].startswith("cpu")
         assert set(profile["stages"]) == set(info["stages"])
-        assert profile["stages"]["quail_mc@full"]["tokens_per_s"] > 0
+        assert profile["stages"]["train_quail_mc@full"]["tokens_per_s"] > 0
         assert {(p["track"], p["system"], p["baseline"]) for p in profile["systems_vs_baselines"]} >= {
             ("nlquad", "span_window", "bm25l"), ("quail", "mc_full", "longchoice"), ("strategyqa", "qa_ora_p", "majority")}
         # a second run finds every stage done and writes the same figures
@@ -270,11 +270,13 @@ def test_a_resumed_run_redoes_a_model_chain_it_finds_half_done(tmp_path):
     prev = tmp_path / "prev"
     prev.mkdir()
     done = {s: {"seconds": 1.0} for s in ("train_span", "predict_span", "evaluate_span", "convert_longformer",
-                                          "train_longformer", "quail_mc@full")}
+                                          "train_longformer", "train_quail_mc@full", "predict_quail_mc@full",
+                                          "evaluate_quail_mc@full", "train_quail_mc@options")}
     (prev / STATE_FILE).write_text(json.dumps({"done": done}))
     _tar(prev / "results.tar.gz", {"reports/span_window.json": b"{}", "elsewhere/x.py": b"print(1)"})
     bundle = tmp_path / "bundle"
     bundle.mkdir()
     resumed = resume_from(prev, bundle, ["reports/span_window.json"])
-    assert set(resumed) == {"train_span", "predict_span", "evaluate_span", "quail_mc@full"}
+    assert set(resumed) == {"train_span", "predict_span", "evaluate_span", "train_quail_mc@full",
+                            "predict_quail_mc@full", "evaluate_quail_mc@full"}
     assert (bundle / "reports/span_window.json").exists() and not (bundle / "elsewhere").exists()

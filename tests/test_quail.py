@@ -18,7 +18,8 @@ from pipeline.quail.heuristics import (
     predict_random,
     unanswerable_share,
 )
-from pipeline.quail.mc_model import encode_questions, pair_texts, split_texts
+from pipeline.quail.mc_model import encode_questions, pair_texts
+from pipeline.quail.sets import split_texts
 from pipeline.quail.report import (
     accuracy_table,
     markdown_tables,

@@ -17,8 +17,17 @@ from tests.params_files import project_benchmark_sources, write_params
 
 pytestmark = pytest.mark.slow  # trains models
 
-benchmark_sources_flow, strategyqa_contexts_flow, strategyqa_qa_flow = (
-    stage_flow(name) for name in ("benchmark_sources", "strategyqa_contexts", "strategyqa_qa"))
+benchmark_sources_flow, strategyqa_contexts_flow, *strategyqa_qa_flows = (
+    stage_flow(name) for name in ("benchmark_sources", "strategyqa_contexts", "train_strategyqa_qa",
+                                  "predict_strategyqa_qa", "evaluate_strategyqa_qa"))
+
+
+def strategyqa_qa(params: str, setting: str) -> dict:
+    """The setting's train, predict and evaluate stages in order, as dvc repro runs them: the last one's report,
+    with the training statistics the first returned."""
+    stats, predicted, report = (flow.fn(params_file=params, variant=setting) for flow in strategyqa_qa_flows)
+    assert predicted["eval_questions"] == report["eval_questions"]
+    return {**report, "steps": stats["steps"]}
 
 
 def ora_train_ids(contexts: dict, train: list[dict]) -> set[str]:
@@ -49,7 +58,7 @@ def test_ora_p_and_ir_d_run_on_the_generated_sample(shared, small_sample, tmp_pa
     assert (contexts["train_questions"], n) == (cut, len(generated) - cut) and "skipped" not in contexts["ora_p"]
     assert contexts["ora_p"]["questions_with_gold"]["eval"] > 0.8 * n  # generated evidence is in the dump
     assert contexts["eval_recall@10"]["ir_d"] > 0.8  # the generated steps reuse the evidence's words
-    ora = strategyqa_qa_flow.fn(params_file=params, variant="ora_p")
+    ora = strategyqa_qa(params, "ora_p")
     assert ora["eval_questions"] == contexts["ora_p"]["questions_with_gold"]["eval"]
     assert ora["eval_empty_context"] == 0 and ora["steps"] == 2
     preds = json.loads((tmp_path / "data/predictions/strategyqa_ora_p.json").read_text())
@@ -62,6 +71,6 @@ def test_ora_p_and_ir_d_run_on_the_generated_sample(shared, small_sample, tmp_pa
     assert ora["majority_answer"] == ("yes" if majority[True] > majority[False] else "no")
     said = ora["majority_answer"] == "yes"
     assert ora["majority_baseline"] == round(100 * sum(gold[q] == said for q in preds) / len(preds), 2)
-    ird = strategyqa_qa_flow.fn(params_file=params, variant="ir_d")
+    ird = strategyqa_qa(params, "ir_d")
     assert ird["eval_questions"] == n and ird["eval_empty_context"] == 0
     assert (tmp_path / "models/strategyqa_ir_d/final/config.json").exists()

@@ -80,12 +80,12 @@ def nlquad_eight(small_sample, tmp_path_factory) -> Path:
 
 
 def _span_run(work: Path, name: str, params: Params, monkeypatch) -> tuple[dict, dict]:
-    from pipeline.stages import span_qa
+    from pipeline.stages import evaluate_span_qa, predict_span_qa, train_span_qa
 
     monkeypatch.chdir(work)
-    stats = span_qa.train(params, name)
-    span_qa.predict(params, name)
-    return stats, span_qa.evaluate(params, name)
+    stats = train_span_qa.run(params, name)
+    predict_span_qa.run(params, name)
+    return stats, evaluate_span_qa.run(params, name)
 
 
 def test_the_sliding_window_model_memorises_eight_nlquad_questions(nlquad_eight, monkeypatch):

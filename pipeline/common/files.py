@@ -79,8 +79,9 @@ def write_json_set(files: list[tuple[str | Path, Any, int | None]]) -> None:
         os.replace(tmp, path)
 
 
-def _writer_alive(pid: int) -> bool:
-    """Whether the process that named a temporary file is still running (it may still be writing it)."""
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` is running (a temporary file's writer may still be writing it; a lease's holder
+    still holds it). A process of another user counts as running."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -95,7 +96,7 @@ def remove_stale_parts(path: Path) -> list[Path]:
     removed = []
     for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.part"):
         pid = leftover.name[len(path.name) + 2:].split(".", 1)[0]
-        if pid.isdigit() and _writer_alive(int(pid)):
+        if pid.isdigit() and pid_alive(int(pid)):
             continue
         with contextlib.suppress(FileNotFoundError):
             leftover.unlink()

@@ -14,16 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def free_port(host: str = "127.0.0.1") -> int:
     """A port free on loopback now (the server started next binds it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.common.jsonl import iter_jsonl
-from pipeline.common.files import atomic_output
+from pipeline.common.files import atomic_output, write_json
 from pipeline.common.logs import ProgressReport, get_logger
 from pipeline.common.processes import dies_with_this_process
 from pipeline.common.transient import RETRYABLE_HTTP_STATUS
@@ -143,9 +143,8 @@ def run_crawl(captures: Path, work_dir: Path, out_warc: Path, out_index: Path, f
         for row in iter_jsonl(fpath, "crawl failure line"):
             if row.get("key") not in done_keys:
                 failures[row.get("key") or row.get("url")] = row
-    with atomic_output(failures_out) as fh:
-        for key in sorted(failures):
-            fh.write(json.dumps(failures[key], sort_keys=True) + "\n")
+    # a JSON list, so "nothing failed" is `[]` (an empty JSON-lines file made DVC warn on every run)
+    write_json(failures_out, [failures[key] for key in sorted(failures)], indent=1)
     runs_path = work_dir / "runs.jsonl"
     runs = list(iter_jsonl(runs_path, "crawl run stats line")) if runs_path.exists() else []
     return {

@@ -1,4 +1,5 @@
-"""Each stage's code deps in dvc.yaml: exactly the project files that can change its outputs' bytes.
+"""Each stage's code deps in dvc.yaml: exactly the project files that can change its outputs' bytes; and its
+headline outs (``metrics/<track>/<system>.json``), from the registry its work module keeps (``headlines``).
 
 ``python -m pipeline.experiments.stage_deps`` rewrites the ``flows/`` and ``pipeline/`` entries of every
 stage's ``deps`` from an import walk of the stage's work (``flows.stage.STAGES``: ``pipeline.stages.<module>``),
@@ -15,7 +16,7 @@ by its file name (``spider.py``, run by ``scrapy runspider``) counts as imported
 
 It does not enter :data:`BOUNDARY`: the Prefect wrapper (``flows/``, which starts the walk's work and writes
 nothing), params validation (which checks values and never changes one; DVC tracks the values themselves),
-and logging. Each is held to that by a test (tests/test_stage_deps.py).
+and logging. Each is held to that by a test (tests/test_dvc_graph.py).
 """
 
 from __future__ import annotations
@@ -134,8 +135,47 @@ def code_deps(repo: Path, cmd: str) -> list[str]:
     return sorted(str(p) for p in project_files(repo, stage_module(cmd)))
 
 
+METRICS_OUT = "${paths.metrics}/"
+
+
+def headline_outs(cmd: str, foreach: bool) -> list[str] | None:
+    """The headline files a stage writes, as dvc.yaml names them (``${paths.metrics}/quail/pmi.json``), from its
+    work module's registry ``headlines(*args)`` (its fixed arguments, and ``${key}`` for a foreach stage's
+    variant); None for a stage that writes none."""
+    import importlib
+
+    from flows.stage import STAGES
+
+    stage = STAGES[cmd.split()[3]]
+    registry = getattr(importlib.import_module(stage.work_module), "headlines", None)
+    if registry is None:
+        return None
+    rows = registry(*stage.args, *(["${key}"] if foreach else []))
+    return [f"{METRICS_OUT}{track}/{system}.json" for track, system in rows]
+
+
+def _out_path(out: object) -> str:
+    return next(iter(out)) if isinstance(out, dict) else str(out)
+
+
+def _rewrite_headline_outs(outs: list, want: list[str]) -> bool:
+    """Put ``want`` (cache: false, persist: true) where the stage's headline outs are; True if they changed."""
+    from ruamel.yaml.comments import CommentedMap
+
+    have = [_out_path(o) for o in outs if _out_path(o).startswith(METRICS_OUT)]
+    if have == want:
+        return False
+    at = next((i for i, o in enumerate(outs) if _out_path(o).startswith(METRICS_OUT)), len(outs))
+    kept = [o for o in outs if not _out_path(o).startswith(METRICS_OUT)]
+    entries = [CommentedMap({path: CommentedMap({"cache": False, "persist": True})}) for path in want]
+    outs.clear()
+    outs.extend(kept[:at] + entries + kept[at:])
+    return True
+
+
 def update(repo: Path = ROOT, write: bool = True) -> list[str]:
-    """Stages whose code deps differ from the walk (rewritten when ``write``)."""
+    """Stages whose code deps or headline outs differ from the walk and the registries (rewritten when
+    ``write``)."""
     from ruamel.yaml import YAML
 
     yaml = YAML()
@@ -150,11 +190,14 @@ def update(repo: Path = ROOT, write: bool = True) -> list[str]:
         deps = body["deps"]
         want = code_deps(repo, body["cmd"])
         others = [d for d in deps if not (isinstance(d, str) and _is_code(d))]
-        if list(deps) == others + want:
-            continue
-        stale.append(name)
-        deps.clear()
-        deps.extend(others + want)  # what a person reads first: the data a stage stands on
+        headlines = headline_outs(body["cmd"], "foreach" in stage)
+        changed = headlines is not None and _rewrite_headline_outs(body.setdefault("outs", []), headlines)
+        if list(deps) != others + want:
+            changed = True
+            deps.clear()
+            deps.extend(others + want)  # what a person reads first: the data a stage stands on
+        if changed:
+            stale.append(name)
     if stale and write:
         with path.open("w", encoding="utf-8") as fh:
             yaml.dump(doc, fh)
@@ -167,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     stale = update(write=not args.check)
     if args.check and stale:
-        print(f"dvc.yaml: code deps out of date for {', '.join(stale)}; run python -m pipeline.experiments.stage_deps",
+        print(f"dvc.yaml: code deps or headline outs out of date for {', '.join(stale)}; run python -m "
+              "pipeline.experiments.stage_deps",
               file=sys.stderr)
         return 1
     print(f"dvc.yaml: {'rewrote' if stale else 'up to date:'} {', '.join(stale) or 'every stage'}")

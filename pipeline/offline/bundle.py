@@ -32,10 +32,13 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 # what the node runs, in order (pipeline.offline.node): every stage that trains, predicts or scores a model
+STRATEGYQA_SETTINGS = ("question_only", "ir_q", "ir_d", "ora_p")  # pipeline.strategyqa.answering.SETTINGS
+QUAIL_VARIANTS = ("full", "passage_options", "question_options", "options")  # pipeline.quail.systems.MC_VARIANTS
 NODE_STAGES = ("train_span", "predict_span", "evaluate_span", "convert_longformer", "train_longformer",
-               "predict_longformer", "evaluate_longformer", "strategyqa_qa@question_only", "strategyqa_qa@ir_q",
-               "strategyqa_qa@ir_d", "strategyqa_qa@ora_p", "quail_mc@full", "quail_mc@passage_options",
-               "quail_mc@question_options", "quail_mc@options", "compare")
+               "predict_longformer", "evaluate_longformer",
+               *(f"{step}_strategyqa_qa@{s}" for s in STRATEGYQA_SETTINGS for step in ("train", "predict", "evaluate")),
+               *(f"{step}_quail_mc@{v}" for v in QUAIL_VARIANTS for step in ("train", "predict", "evaluate")),
+               "compare")
 # the benchmark files those stages read through the manifest
 NODE_SOURCES = ("strategyqa_train", "strategyqa_eval", "quail_dev", "quail_challenge")
 # packages the node image lacks (its list: Python 3.12, torch, transformers, accelerate, tokenizers, safetensors,

@@ -32,12 +32,30 @@ from pathlib import Path
 from typing import Any
 
 BUNDLE = Path(__file__).resolve().parents[2]
-TRAINED = {"train_span": "span_window", "train_longformer": "longformer"}
 STATE_FILE = "node_state.json"
+
+
+def _chains() -> tuple[tuple[str, ...], ...]:
+    from pipeline.offline.bundle import QUAIL_VARIANTS, STRATEGYQA_SETTINGS
+
+    steps = ("train", "predict", "evaluate")
+    return (("train_span", "predict_span", "evaluate_span"),
+            ("convert_longformer", "train_longformer", "predict_longformer", "evaluate_longformer"),
+            *(tuple(f"{step}_strategyqa_qa@{s}" for step in steps) for s in STRATEGYQA_SETTINGS),
+            *(tuple(f"{step}_quail_mc@{v}" for step in steps) for v in QUAIL_VARIANTS))
+
+
 # stages that hand a model to the next one: models do not come back in results.tar.gz, so a resumed run redoes
-# a chain it finds half done (the other stages train, predict and score in one call)
-MODEL_CHAINS = (("train_span", "predict_span", "evaluate_span"),
-                ("convert_longformer", "train_longformer", "predict_longformer", "evaluate_longformer"))
+# a chain it finds half done
+MODEL_CHAINS = _chains()
+
+
+def trained_section(stage: str) -> str | None:
+    """The params section of the model a stage trains (``train_quail_mc@full``: ``quail_mc``), else None."""
+    if not stage.startswith("train_"):
+        return None
+    name = stage.removeprefix("train_").split("@")[0]
+    return {"span": "span_window"}.get(name, name)
 
 
 class Stopped(BaseException):
@@ -133,45 +151,28 @@ def device_name() -> str:
 
 
 def _stage_calls(params) -> list[tuple[str, Any]]:
-    from pipeline.stages import compare, convert_longformer, quail_mc, span_qa, strategyqa_qa
+    """Each node stage's work: the ``run`` of its module under ``pipeline.stages`` (flows.stage's table, which
+    needs Prefect, is not on the node)."""
+    import importlib
 
-    calls = {
-        "train_span": lambda: span_qa.train(params, "span_window"),
-        "predict_span": lambda: span_qa.predict(params, "span_window"),
-        "evaluate_span": lambda: span_qa.evaluate(params, "span_window"),
-        "convert_longformer": lambda: convert_longformer.run(params),
-        "train_longformer": lambda: span_qa.train(params, "longformer"),
-        "predict_longformer": lambda: span_qa.predict(params, "longformer"),
-        "evaluate_longformer": lambda: span_qa.evaluate(params, "longformer"),
-        "compare": lambda: compare.run(params),
-    }
-    for module in (strategyqa_qa, quail_mc):
-        stage = module.__name__.rsplit(".", 1)[1]
-        for variant in (strategyqa_qa.SETTINGS if module is strategyqa_qa else quail_mc.VARIANTS):
-            calls[f"{stage}@{variant}"] = (lambda m=module, v=variant: m.run(params, v))
-    return list(calls.items())
+    from pipeline.offline.bundle import NODE_STAGES
 
+    modules = {"train_span": ("train_span_qa", "span_window"), "predict_span": ("predict_span_qa", "span_window"),
+               "evaluate_span": ("evaluate_span_qa", "span_window"), "convert_longformer": ("convert_longformer",),
+               "train_longformer": ("train_span_qa", "longformer"),
+               "predict_longformer": ("predict_span_qa", "longformer"),
+               "evaluate_longformer": ("evaluate_span_qa", "longformer"), "compare": ("compare",)}
 
-def _capture_training(stats_by_stage: dict[str, dict], current: list[str]) -> None:
-    """Keep each training run's statistics (tokens/s) as the stages hand them back: the yes/no and
-    multiple-choice stages report figures, not timings."""
-    from pipeline.stages import quail_mc, strategyqa_qa
+    def call(stage: str):
+        module, *args = modules.get(stage) or stage.split("@")
+        run = importlib.import_module(f"pipeline.stages.{module}").run
+        return lambda: run(params, *args)
 
-    for module in (quail_mc, strategyqa_qa):
-        original = module.run_training
-
-        def wrapped(recipe, params, variant, _original=original):
-            prepared, stats = _original(recipe, params, variant)
-            stats_by_stage[current[0]] = stats
-            return prepared, stats
-
-        module.run_training = wrapped
+    return [(stage, call(stage)) for stage in NODE_STAGES]
 
 
 def _seq_len(params, stage: str) -> int:
-    if stage in TRAINED:
-        return getattr(params, TRAINED[stage]).max_seq_len
-    return getattr(params, stage.split("@")[0]).max_seq_len
+    return getattr(params, trained_section(stage)).max_seq_len
 
 
 def run(out: Path, bundle: Path = BUNDLE, only: list[str] | None = None, resume: Path | None = None) -> dict:
@@ -185,9 +186,7 @@ def run(out: Path, bundle: Path = BUNDLE, only: list[str] | None = None, resume:
     if resume is not None:
         done.update(resume_from(resume, bundle, info["outputs"]))
         done_file.write_text(json.dumps(done, indent=2) + "\n", encoding="utf-8")
-    stats_by_stage: dict[str, dict] = {}
     current = [""]
-    _capture_training(stats_by_stage, current)
     device = device_name()
     calls = dict(_stage_calls(params))
     if [s for s in info["stages"] if s not in calls]:
@@ -195,14 +194,14 @@ def run(out: Path, bundle: Path = BUNDLE, only: list[str] | None = None, resume:
     started = time.time()
     _stop_on_sigterm()
     try:
-        _run_stages(info, params, calls, done, done_file, stats_by_stage, current, only, bundle, device)
+        _run_stages(info, params, calls, done, done_file, current, only, bundle, device)
     except Stopped as why:
         print(f"[node] stopped ({why}) during {current[0]}: writing the {len(done)} finished stages' outputs; "
               f"carry on with --resume-from this --out folder", flush=True)
     return _write_results(out, bundle, info, done, device, time.time() - started)
 
 
-def _run_stages(info, params, calls, done, done_file, stats_by_stage, current, only, bundle, device) -> None:
+def _run_stages(info, params, calls, done, done_file, current, only, bundle, device) -> None:
     for stage in info["stages"]:
         if only and stage not in only:
             continue
@@ -214,7 +213,7 @@ def _run_stages(info, params, calls, done, done_file, stats_by_stage, current, o
         print(f"[node] {stage} ...", flush=True)
         result = calls[stage]()
         entry: dict[str, Any] = {"seconds": round(time.time() - t0, 1)}
-        stats = stats_by_stage.get(stage) or (result if stage in TRAINED else None)
+        stats = result if trained_section(stage) else None  # a train stage returns its statistics
         if stats and stats.get("tokens_per_s_this_run"):
             from pipeline.training.flops import peak_flops
 

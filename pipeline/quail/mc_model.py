@@ -7,8 +7,6 @@ option. A model trained and tested on a partial input shows how far a set can be
 
 from __future__ import annotations
 
-import random
-
 from pipeline.quail.data import MCQuestion
 from pipeline.quail.passage_window import relevant_passage
 from pipeline.quail.systems import MC_VARIANTS
@@ -45,21 +43,3 @@ def encode_questions(tokenizer, questions: list[MCQuestion], variant: str, max_l
         if b is not None:
             second += b
     return encode_pairs(tokenizer, first, second if variant != "options" else None, max_len)
-
-
-def split_texts(questions: list[MCQuestion], train_share: float, seed: int) -> tuple[set[str], set[str]]:
-    """Texts (not questions) go to train or held-out, within each domain, so no passage is in both."""
-    rng = random.Random(seed)
-    train, held = set(), set()
-    by_domain: dict[str, list[str]] = {}
-    for q in questions:
-        ids = by_domain.setdefault(q.domain, [])
-        if q.text_id not in ids:
-            ids.append(q.text_id)
-    for domain in sorted(by_domain):
-        ids = sorted(by_domain[domain])
-        rng.shuffle(ids)
-        cut = round(len(ids) * train_share)
-        train.update(ids[:cut])
-        held.update(ids[cut:])
-    return train, held

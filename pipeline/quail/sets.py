@@ -1,11 +1,12 @@
 """What the QuAIL stages share: the sets named in the benchmark manifest and the dev split by text (train share
-and held-out texts)."""
+and held-out texts). Plain Python: the heuristics and the difficulty study read it without the trainer."""
 
 from __future__ import annotations
 
+import random
+
 from pipeline.common.manifest import read_manifest, source_path
 from pipeline.quail.data import MCQuestion, load_quail
-from pipeline.quail.mc_model import split_texts
 
 
 def quail_sets(train_share: float, seed: int) -> tuple[dict[str, list[MCQuestion]], list[MCQuestion]]:
@@ -21,3 +22,20 @@ def heldout_dev(sets: dict[str, list[MCQuestion]], train: list[MCQuestion]) -> l
     seen = {q.text_id for q in train}
     return [q for q in sets["dev"] if q.text_id not in seen]
 
+
+def split_texts(questions: list[MCQuestion], train_share: float, seed: int) -> tuple[set[str], set[str]]:
+    """Texts (not questions) go to train or held-out, within each domain, so no passage is in both."""
+    rng = random.Random(seed)
+    train, held = set(), set()
+    by_domain: dict[str, list[str]] = {}
+    for q in questions:
+        ids = by_domain.setdefault(q.domain, [])
+        if q.text_id not in ids:
+            ids.append(q.text_id)
+    for domain in sorted(by_domain):
+        ids = sorted(by_domain[domain])
+        rng.shuffle(ids)
+        cut = round(len(ids) * train_share)
+        train.update(ids[:cut])
+        held.update(ids[cut:])
+    return train, held

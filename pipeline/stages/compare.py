@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 SPAN_SYSTEMS = ("span_window", "longformer")
 SPAN_BASELINES = ("first_window", "last_window", "random_window", "bm25l")  # the oracle is an upper bound
 SPAN_FIGURES = {"EM": "em", "F1": "f1", "IoU": "iou"}
-# the headline rows (dvc.yaml declares their files): (track, system, baseline)
+# the headline rows: (track, system, baseline); their files are headlines()
 HEADLINE_PAIRS: tuple[tuple[str, str, str], ...] = (
     *(("nlquad", s, b) for s in SPAN_SYSTEMS for b in ("random_window", "bm25l")),
     *(("quail", "mc_full", b) for b in ("random", "longchoice", "pmi", "ir")),
@@ -137,6 +137,12 @@ def markdown(pairs: list[dict]) -> str:
                          f"| {p['wins']} / {p['losses']} | {p['questions']} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def headlines() -> list[tuple[str, str]]:
+    """The headline rows this stage writes, ``(track, system)`` of ``metrics/<track>/<system>.json``: the write
+    below and dvc.yaml's outs (``python -m pipeline.experiments.stage_deps``) both come from it."""
+    return [(track, headline_name(system, baseline)) for track, system, baseline in HEADLINE_PAIRS]
 
 
 def run(params: Params) -> dict:

@@ -40,6 +40,12 @@ def _system_predictions() -> dict[str, dict[str, dict[str, int]]]:
     return out
 
 
+def headlines() -> list[tuple[str, str]]:
+    """The headline rows this stage writes, ``(track, system)`` of ``metrics/<track>/<system>.json``: the write
+    below and dvc.yaml's outs (``python -m pipeline.experiments.stage_deps``) both come from it."""
+    return [("difficulty", measure) for measure in MEASURES]
+
+
 def run(params: Params) -> dict:
     p = params.difficulty
     sets, train = quail_sets(params.quail.train_share, params.quail.seed)
@@ -55,8 +61,8 @@ def run(params: Params) -> dict:
     write_json(PATHS.difficulty.report, result)
     # with human accuracies the paper's question (measures vs the human-model gap), else vs model accuracy
     against = result["human"]["vs_gap"] if human is not None else result["vs_model_accuracy"]
-    for measure in MEASURES:
-        write_headline("difficulty", measure, {"r": against[measure]["r"], "p": against[measure]["p"]})
+    for track, measure in headlines():
+        write_headline(track, measure, {"r": against[measure]["r"], "p": against[measure]["p"]})
     print({k: result[k] for k in ("questions", "model_accuracy")}, "humans:", human is not None)
     return result
 

@@ -17,7 +17,13 @@ from pipeline.span_qa.plots import write_length_plot
 if TYPE_CHECKING:
     from pipeline.params import Params
 
-METHODS = ("bm25l", "bm25l_oracle", "first_window", "last_window", "random_window")  # dvc.yaml lists their files
+METHODS = ("bm25l", "bm25l_oracle", "first_window", "last_window", "random_window")
+
+
+def headlines() -> list[tuple[str, str]]:
+    """The headline rows this stage writes, ``(track, system)`` of ``metrics/<track>/<system>.json``: the write
+    below and dvc.yaml's outs (``python -m pipeline.experiments.stage_deps``) both come from it."""
+    return [("nlquad", method) for method in METHODS]
 
 
 def run(params: Params) -> dict:
@@ -33,6 +39,6 @@ def run(params: Params) -> dict:
         results[method]["ci95"] = {k: bootstrap_ci([r[k] for r in rows]) for k in ("em", "f1", "iou")}
     write_length_plot(PATHS.nlquad_baselines.by_length_plot, results)
     write_json(PATHS.nlquad_baselines.report, {"eval_split": p.eval_split, **results})
-    for method in METHODS:
-        write_headline("nlquad", method, span_figures(results[method]))
+    for track, method in headlines():
+        write_headline(track, method, span_figures(results[method]))
     return results

@@ -1,5 +1,7 @@
-"""``train_span``/``predict_span``/``evaluate_span`` and ``train_longformer``/``predict_longformer``/
-``evaluate_longformer``: one recipe per step, for either model kind (sliding windows or Longformer)."""
+"""``train_span`` and ``train_longformer``: the span model of either kind (sliding windows, or Longformer on the
+whole document), its checkpoint chosen on the dev split as the evaluate stage scores it. Writes the model, its
+curves and ``report`` (the training statistics); ``predict_span_qa`` and ``evaluate_span_qa`` are the next
+stages, so an edit to scoring retrains nothing."""
 
 from __future__ import annotations
 
@@ -9,18 +11,16 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.common.headline import dev_figures, span_figures, write_headline
-from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.layout import PATHS
 from pipeline.common.files import write_json
 from pipeline.common.logs import get_logger
 from pipeline.span_qa.data import SpanExamples, load_examples
 from pipeline.span_qa.features import WindowFeatures, build_windows
 from pipeline.span_qa.metrics import evaluate as score
-from pipeline.span_qa.plots import write_length_plot, write_per_question_plot
 from pipeline.span_qa.postprocess import predict_from_logits
-from pipeline.span_qa.train import logits_of, predict_logits
+from pipeline.span_qa.train import logits_of
 from pipeline.span_qa.train import train as train_windows
+from pipeline.training.curves import training_report
 from pipeline.training.finetune import DevSet, TrainConfig, resolve_model_path
 from pipeline.training.launch import TrainingCall, run_training
 
@@ -128,42 +128,10 @@ def training_call(params: Params, name: str) -> SpanTraining:
     return SpanTraining(TrainingCall(train_windows, kind.model_dir, arguments))
 
 
-def train(params: Params, name: str) -> dict:
+def run(params: Params, name: str) -> dict:
     kind = kind_of(params, name)
     _, stats = run_training(training_call, params, name)
     print({k: stats[k] for k in ("tokens_per_s_this_run", "resumed_from_step", "device", "precision")})
-    # timings and resume points vary run to run: logged above, kept out of the metrics
-    write_json(PATHS[f"train_{kind.short}"].report,
-               {k: v for k, v in stats.items() if k not in ("tokens_per_s_this_run", "resumed_from_step")})
+    # timings and resume points vary run to run: logged above, kept out of the report
+    write_json(PATHS[f"train_{kind.short}"].report, training_report(stats))
     return stats
-
-
-def predict(params: Params, name: str) -> dict:
-    from transformers import AutoTokenizer
-
-    kind = kind_of(params, name)
-    p = kind.p
-    final = kind.model
-    feats, ex = windows(AutoTokenizer.from_pretrained(str(final)), kind, p.eval_split, labelled=False)
-    starts, ends = predict_logits(final, feats, p.eval_batch_size, p.device, kind.global_question)
-    preds = predict_from_logits(feats.example_index, feats.offset_mapping, starts, ends, ex.contexts, p.n_best,
-                                p.max_answer_tokens)
-    out = dict(zip(ex.ids, preds, strict=True))
-    write_json(PATHS[f"predict_{kind.short}"].predictions, out, indent=None)
-    return {"questions": len(out), "windows": len(feats), "empty": sum(not v["text"] for v in out.values())}
-
-
-def evaluate(params: Params, name: str) -> dict:
-    kind = kind_of(params, name)
-    p = kind.p
-    dataset = json.loads((PATHS.split.dir / f"{p.eval_split}.json").read_text(encoding="utf-8"))
-    preds = json.loads(PATHS[f"predict_{kind.short}"].predictions.read_text(encoding="utf-8"))
-    summary, rows = score(preds, dataset)
-    training = json.loads(PATHS[f"train_{kind.short}"].report.read_text(encoding="utf-8"))
-    intervals = {k: bootstrap_ci([r[k] for r in rows]) for k in ("em", "f1", "iou")}
-    out = PATHS[f"evaluate_{kind.short}"]
-    write_json(out.report, {"eval_split": p.eval_split, **summary, "ci95": intervals, "training": training})
-    write_per_question_plot(out.f1_iou_plot, kind.name, rows)
-    write_length_plot(out.by_length_plot, {kind.name: summary})
-    write_headline("nlquad", kind.name, {**span_figures(summary), **dev_figures(training)})
-    return summary

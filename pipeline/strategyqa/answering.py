@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pipeline.common.jsonl import iter_jsonl
-from pipeline.strategyqa.data import StrategyQuestion, load_paragraphs
+from pipeline.strategyqa.data import StrategyQuestion, load_paragraphs, load_questions
 
 SETTINGS = ("question_only", "ir_q", "ir_d", "ora_p")
 
@@ -78,6 +78,25 @@ def split_off_dev(questions: list[StrategyQuestion], dev_share: float,
     random.Random(seed).shuffle(ids)
     dev_ids = set(ids[:max(1, round(dev_share * len(ids)))])
     return [q for q in questions if q.qid not in dev_ids], [q for q in questions if q.qid in dev_ids]
+
+
+def all_paragraphs(contexts: dict) -> dict[str, dict]:
+    """Retrieved and gold paragraphs of the ``strategyqa_contexts`` output, by id."""
+    return {**contexts["paragraphs"], **contexts["gold_paragraphs"]}
+
+
+def setting_questions(train_file: str | Path, eval_file: str | Path, paragraphs: dict[str, dict], setting: str,
+                      dev_share: float, seed: int) -> tuple[list[StrategyQuestion], ...]:
+    """(train, dev, eval) questions of one setting, the same in its train, predict and evaluate stages: ``ora_p``
+    asks only the questions whose gold paragraphs exist in ``paragraphs``."""
+    if setting not in SETTINGS:
+        raise ValueError(f"unknown StrategyQA setting {setting!r}; one of {', '.join(SETTINGS)}")
+    train, dev = split_off_dev(load_questions(train_file), dev_share, seed)
+    evaluation = load_questions(eval_file)
+    if setting == "ora_p":
+        train, dev, evaluation = ([q for q in qs if any(i in paragraphs for i in gold_ids(q))]
+                                  for qs in (train, dev, evaluation))
+    return train, dev, evaluation
 
 
 def majority_label(train_labels: list[int]) -> int:

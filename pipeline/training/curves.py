@@ -128,6 +128,15 @@ REPORTED = ("steps", "max_steps", "final_loss", "select_metric", "best_step", "d
             "dev_evaluations", "stopped_early", "device", "precision")
 
 
+VARYING = ("tokens_per_s_this_run", "resumed_from_step")  # logged by the stage, kept out of its outputs
+
+
+def training_report(stats: dict[str, Any]) -> dict[str, Any]:
+    """What a train stage writes of its run, for the stages after it: every statistic but those that vary
+    from run to run (the speed, the step a resumed run started from), so its output's bytes follow the params."""
+    return {k: v for k, v in stats.items() if k not in VARYING}
+
+
 def training_summary(stats: dict[str, Any]) -> dict[str, Any]:
     """What a stage's report keeps of a training run (no timings: they vary run to run)."""
     return {k: stats[k] for k in REPORTED if k in stats}

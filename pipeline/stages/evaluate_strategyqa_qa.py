@@ -1,0 +1,60 @@
+"""``evaluate_strategyqa_qa@<setting>``: accuracy of the trained classifier on the eval questions with its
+95% interval, beside the majority baseline (the more frequent training answer) on the same questions
+(``report``, and its headline row). Nothing here loads a model, so an edit reruns this stage alone."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from pipeline.common.intervals import bootstrap_ci
+from pipeline.common.layout import PATHS
+from pipeline.common.manifest import read_manifest, source_path
+from pipeline.common.scoring import write_scores
+from pipeline.strategyqa.answering import accuracy, all_paragraphs, labels, majority_label, setting_questions
+from pipeline.training.curves import training_summary
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
+
+
+def headlines(setting: str) -> list[tuple[str, str]]:
+    """The headline rows this stage writes, ``(track, system)`` of ``metrics/<track>/<system>.json``: the write
+    below and dvc.yaml's outs (``python -m pipeline.experiments.stage_deps``) both come from it."""
+    return [("strategyqa", f"qa_{setting}")]
+
+
+def run(params: Params, setting: str) -> dict:
+    p = params.strategyqa_qa
+    training = json.loads(PATHS.strategyqa_qa[setting].train_report.read_text(encoding="utf-8"))
+    predicted = json.loads(PATHS.strategyqa_qa[setting].predict_report.read_text(encoding="utf-8"))
+    answers = json.loads(PATHS.strategyqa_qa[setting].predictions.read_text(encoding="utf-8"))
+    ctx = json.loads(PATHS.strategyqa_contexts.contexts.read_text(encoding="utf-8"))
+    manifest = read_manifest()
+    train, _, evaluation = setting_questions(source_path(manifest, "strategyqa_train"),
+                                             source_path(manifest, "strategyqa_eval"), all_paragraphs(ctx), setting,
+                                             p.dev_share, p.seed)
+    missing = [q.qid for q in evaluation if q.qid not in answers]
+    if missing:
+        raise ValueError(f"{PATHS.strategyqa_qa[setting].predictions}: {len(missing)} eval question(s) have no "
+                         f"prediction, e.g. {missing[:3]}")
+    pred = [int(answers[q.qid]["answer"]) for q in evaluation]
+    gold = labels(evaluation)
+    majority = majority_label(labels(train))
+    report = {
+        "setting": setting,
+        "train_questions": training["train_questions"], "dev_questions": training["dev_questions"],
+        "eval_questions": len(evaluation),
+        "accuracy": accuracy(pred, gold),
+        "accuracy_ci95": bootstrap_ci([float(a == g) for a, g in zip(pred, gold, strict=True)]),
+        "majority_baseline": accuracy([majority] * len(gold), gold),
+        "majority_ci95": bootstrap_ci([float(majority == g) for g in gold]),
+        "majority_answer": "yes" if majority else "no",
+        "predicted_yes_share": round(sum(pred) / len(pred), 4) if pred else None,
+        "eval_truncated_share": predicted["eval_truncated_share"],
+        "eval_empty_context": predicted["eval_empty_context"],
+        "max_seq_len": predicted["max_seq_len"],
+        **training_summary(training), "train_examples": training["train_examples"],
+    }
+    return write_scores(PATHS.strategyqa_qa[setting].report, report, *headlines(setting)[0],
+                        {"acc": report["accuracy"], "majority": report["majority_baseline"]}, training)

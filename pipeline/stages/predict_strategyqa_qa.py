@@ -1,0 +1,42 @@
+"""``predict_strategyqa_qa@<setting>``: the trained classifier's answer and logits for every eval question
+(``predictions``), and how much of each input it saw (``predict_report``)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from pipeline.common.files import write_json_set
+from pipeline.common.layout import PATHS
+from pipeline.common.manifest import read_manifest, source_path
+from pipeline.strategyqa.answering import all_paragraphs, build_inputs, setting_questions
+from pipeline.training.choice_model import argmax, predict_choice_logits
+from pipeline.training.pair_encoding import encode_pairs
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
+
+
+def run(params: Params, setting: str) -> dict:
+    from transformers import AutoTokenizer
+
+    p = params.strategyqa_qa
+    ctx = json.loads(PATHS.strategyqa_contexts.contexts.read_text(encoding="utf-8"))
+    manifest = read_manifest()
+    paragraphs = all_paragraphs(ctx)
+    _, _, evaluation = setting_questions(source_path(manifest, "strategyqa_train"),
+                                         source_path(manifest, "strategyqa_eval"), paragraphs, setting, p.dev_share,
+                                         p.seed)
+    ranked = ctx["ranked"].get(setting)
+    first, context = build_inputs(evaluation, setting, ranked["eval"] if ranked else None, paragraphs)
+    model = PATHS.strategyqa_qa[setting].model
+    feats = encode_pairs(AutoTokenizer.from_pretrained(str(model)), first, context, p.max_seq_len)
+    logits = predict_choice_logits("classification", model, feats, 2, p.eval_batch_size, p.device)
+    predictions = {q.qid: {"answer": bool(a), "logits": [round(x, 5) for x in row]}
+                   for q, a, row in zip(evaluation, argmax(logits), logits, strict=True)}
+    seen = {"setting": setting, "max_seq_len": p.max_seq_len, "eval_questions": len(evaluation),
+            "eval_truncated_share": round(feats.truncated / len(feats), 4) if len(feats) else None,
+            "eval_empty_context": sum(not c for c in context) if context is not None else None}
+    write_json_set([(PATHS.strategyqa_qa[setting].predictions, predictions, None),
+                    (PATHS.strategyqa_qa[setting].predict_report, seen, 2)])
+    return seen

@@ -1,0 +1,75 @@
+"""``train_strategyqa_qa@<setting>``: the yes/no classifier of one setting (question only, retrieved by
+question or by decomposition, gold paragraphs), its checkpoint chosen on a seeded share of the training
+questions. Writes the model, its curves and ``train_report``; predicting and scoring are stages of their own."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pipeline.common.files import write_json
+from pipeline.common.layout import PATHS
+from pipeline.common.logs import get_logger
+from pipeline.common.manifest import read_manifest, source_path
+from pipeline.strategyqa.answering import all_paragraphs, build_inputs, labels, setting_questions
+from pipeline.strategyqa.data import StrategyQuestion
+from pipeline.training.choice_model import choice_dev_set, train_choice_model
+from pipeline.training.curves import training_report
+from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.training.launch import TrainingCall, run_training
+from pipeline.training.pair_encoding import encode_pairs
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
+
+
+@dataclass(frozen=True)
+class StrategyQATraining:
+    """The training call, and the questions it fits and selects on."""
+
+    call: TrainingCall
+    train: list[StrategyQuestion]
+    dev: list[StrategyQuestion]
+
+
+def training_call(params: Params, setting: str) -> StrategyQATraining:
+    """The recipe every training process builds the same way (``pipeline.training.launch``)."""
+    from transformers import AutoTokenizer
+
+    p = params.strategyqa_qa
+    ctx = json.loads(PATHS.strategyqa_contexts.contexts.read_text(encoding="utf-8"))
+    manifest = read_manifest()
+    paragraphs = all_paragraphs(ctx)
+    train, dev, _ = setting_questions(source_path(manifest, "strategyqa_train"),
+                                      source_path(manifest, "strategyqa_eval"), paragraphs, setting, p.dev_share,
+                                      p.seed)
+    ranked = ctx["ranked"].get(setting)
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(p.model_name_or_path))
+
+    def features(questions: list[StrategyQuestion]):
+        # dev is carved out of the training questions: their retrieved contexts are under "train"
+        first, second = build_inputs(questions, setting, ranked["train"] if ranked else None, paragraphs)
+        return encode_pairs(tokenizer, first, second, p.max_seq_len)
+
+    def arguments() -> dict:
+        get_logger().info("strategyqa_qa@%s: %d training questions, %d dev questions for checkpoint selection",
+                          setting, len(train), len(dev))
+        return {"head": "classification", "feats": features(train), "labels": labels(train), "choices": 2,
+                "cfg": TrainConfig.from_params(p, p.model_name_or_path),
+                "fingerprint": {**p.model_dump(), "setting": setting, "train_questions": len(train),
+                                "train_sha256": manifest["strategyqa_train"]["sha256"]},
+                "label_names": ("no", "yes"),  # label 1 = answer True
+                "dev": choice_dev_set("classification", features(dev), labels(dev), 2, p.eval_batch_size),
+                "log_dir": PATHS.strategyqa_qa[setting].live}
+
+    call = TrainingCall(train_choice_model, PATHS.strategyqa_qa[setting].model_dir, arguments)
+    return StrategyQATraining(call, train, dev)
+
+
+def run(params: Params, setting: str) -> dict:
+    prepared, stats = run_training(training_call, params, setting)
+    write_json(PATHS.strategyqa_qa[setting].train_report,
+               {"setting": setting, "train_questions": len(prepared.train), "dev_questions": len(prepared.dev),
+                **training_report(stats)})
+    return stats
