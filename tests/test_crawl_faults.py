@@ -62,6 +62,27 @@ def test_faults_are_retried_with_backoff_and_final_failures_recorded(tmp_path):
     assert not any("uk-10000008" in p for _, p in archive.hits)  # /av/ link not followed
 
 
+def test_a_rerun_on_stored_pages_looks_up_their_links_again(tmp_path):
+    """A resumed crawl skips the pages it stored, but not their links: a link lookup that failed ("no capture in
+    the time range") fails again and is listed, as in a crawl that was never stopped (a resumed run used to
+    report no failures, so a fresh clone's crawl report differed from the committed one)."""
+    links = {"uk-10000021": ["uk-10000023", "uk-10000024"]}
+    with FakeArchive({}, links=links, cdx={"uk-10000023": "20170105000000"}) as archive:
+        runs = []
+        for _ in range(2):  # the second run finds every page stored
+            stats = run_crawl(_captures(tmp_path / "captures.jsonl", ["uk-10000021", "uk-10000022"]),
+                              tmp_path / "work", tmp_path / "pages.warc.gz", tmp_path / "index.jsonl",
+                              tmp_path / "failures.json", _endpoints(archive), FAST, project_section("discover"),
+                              LIMITS)
+            runs.append((stats["stored"], stats["failures"], (tmp_path / "failures.json").read_text()))
+    assert runs[0] == runs[1]
+    failures = json.loads(runs[1][2])
+    assert [(f["url"].rsplit("/", 1)[1], f["reason"]) for f in failures] == [
+        ("uk-10000024", "no capture in the time range")]
+    assert runs[1][0] == 3  # uk-10000023 came by link, once
+    assert sum(1 for _, p in archive.hits if "cdx" not in p and "uk-10000023" in p) == 1
+
+
 RUNNER = """
 import sys, json
 from pathlib import Path

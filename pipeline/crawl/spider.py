@@ -1,7 +1,8 @@
 """The archive spider, run as ``python -m scrapy runspider pipeline/crawl/spider.py -a config=FILE``.
 
 It fetches every capture in the frozen list in raw ``id_`` mode, skipping those a previous (killed) run
-already stored, and follows links in article bodies to other BBC News articles: each new article is
+already stored (whose links it follows again from the stored page, so a resumed crawl looks up, and fails on,
+the same links as one that was never stopped), and follows links in article bodies to other BBC News articles: each new article is
 looked up in the CDX index for the capture nearest the linking page's date inside the time range, then
 fetched, up to ``follow_depth`` hops. Politeness, retries and caching are Scrapy settings (see
 ``pipeline/crawl/run.py``). The spider stores nothing itself: it yields a capture item per fetched page and a
@@ -21,7 +22,7 @@ import scrapy
 
 from pipeline.common.jsonl import iter_jsonl
 from pipeline.crawl.item_pipelines import CAPTURE, FAILURE
-from pipeline.crawl.warc_store import read_index
+from pipeline.crawl.warc_store import read_body, read_index
 from pipeline.nlquad.discover import article_key, classify_path
 from pipeline.nlquad.extract import PageLimits, extract_page
 from pipeline.wayback.archive import ArchiveEndpoints
@@ -53,6 +54,11 @@ class ArchiveSpider(scrapy.Spider):
     async def start(self):
         rows = list(iter_jsonl(self.cfg["captures"], "capture line"))
         self.known.update(r["key"] for r in rows)
+        for key in sorted(self.done):  # stored by an earlier run: their links, in a fixed order
+            row = self.done[key]
+            if row["depth"] < self.cfg["follow_depth"]:
+                for request in self._follow(read_body(self.out_dir, row), row["url"], row["timestamp"], row["depth"]):
+                    yield request
         for row in rows:
             if row["key"] in self.done:
                 continue
@@ -72,9 +78,12 @@ class ArchiveSpider(scrapy.Spider):
         ctype = response.headers.get("Content-Type", b"text/html").decode("latin-1")
         yield {"kind": CAPTURE, "key": cap["key"], "url": cap["url"], "timestamp": timestamp, "content_type": ctype,
                "body": response.body, "hops": response.meta["hops"]}
-        if response.meta["hops"] >= self.cfg["follow_depth"]:
-            return
-        for link in extract_page(response.body, cap["url"], self.limits).links:
+        if response.meta["hops"] < self.cfg["follow_depth"]:
+            yield from self._follow(response.body, cap["url"], timestamp, response.meta["hops"])
+
+    def _follow(self, body: bytes, url: str, timestamp: str, hops: int):
+        """CDX lookups for the BBC News articles a page at ``hops`` links to that no one has asked for yet."""
+        for link in extract_page(body, url, self.limits).links:
             key = article_key(link)
             if key in self.known or classify_path(key, self.cfg["article_pattern"], self.cfg["exclude_pattern"]):
                 continue
@@ -85,7 +94,7 @@ class ArchiveSpider(scrapy.Spider):
             yield scrapy.Request(f"{self.cfg['cdx_url']}?{query}", callback=self.parse_lookup,
                                  errback=self.on_error, dont_filter=True,
                                  meta={"capture": {"key": key, "url": link, "timestamp": timestamp},
-                                       "hops": response.meta["hops"] + 1, "lookup": True})
+                                       "hops": hops + 1, "lookup": True})
 
     def parse_lookup(self, response):
         cap = response.meta["capture"]

@@ -82,6 +82,20 @@ def read_index(out_dir: Path) -> dict[str, dict]:
     return done
 
 
+def read_body(out_dir: Path, row: dict) -> bytes:
+    """The HTTP body of one completed capture (a ``read_index`` row): what a resumed crawl re-reads to follow
+    the page's links again, so a resumed crawl looks up the same links as one that was never stopped."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    with open(out_dir / "parts" / row["file"], "rb") as fh:
+        fh.seek(row["offset"])
+        data = fh.read(row["length"])
+    for record in ArchiveIterator(io.BytesIO(data)):
+        if record.rec_type == "response":
+            return record.content_stream().read()
+    raise ValueError(f"{out_dir / 'parts' / row['file']} at {row['offset']}: no WARC response record")
+
+
 def finalize(out_dir: Path, warc_path: Path, index_out: Path) -> list[dict]:
     """Write the sorted, de-duplicated WARC and its index (offsets into the final file)."""
     done = read_index(out_dir)
