@@ -120,6 +120,19 @@ def test_second_rebuild_is_refused_while_one_holds_the_lock(prefect_api, tmp_pat
     assert not (tiny / "metrics/quail/demo.json").exists()
 
 
+def _served_deployment(api: str, proc: subprocess.Popen, log: Path) -> dict:
+    """The deployment a serve started by :func:`_serve` registered (``scheduled``, not paused), within 120 s."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(2)
+        assert proc.poll() is None, log.read_text()[-3000:]
+        found = prefect_http.post(f"{api}/deployments/filter", json={}, timeout=10).json()
+        deployment = next((d for d in found if d["name"] == "scheduled" and not d.get("paused")), None)
+        if deployment:
+            return deployment
+    raise AssertionError("serve registered no deployment:\n" + log.read_text()[-3000:])
+
+
 def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, repo):
     """Anyone who reaches the Prefect API can start a run of the deployment; the checkout is fixed when the
     runner starts (flows.serve --repo-dir), not a run parameter, and targets must be stage names."""
@@ -128,14 +141,7 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
     proc, log = _serve(tmp_path, repo, _env(prefect_api), repo, "--no-server", "--interval", "86400",
                        "--repo-dir", str(tiny))
     try:
-        deadline = time.monotonic() + 120
-        deployment = None
-        while time.monotonic() < deadline and deployment is None:
-            time.sleep(2)
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
-            found = prefect_http.post(f"{prefect_api}/deployments/filter", json={}, timeout=10).json()
-            deployment = next((d for d in found if d["name"] == "scheduled" and not d.get("paused")), None)
-        assert deployment, (tmp_path / "serve.log").read_text()[-3000:]
+        deployment = _served_deployment(prefect_api, proc, tmp_path / "serve.log")
         # the command serve prints runs as printed, in a shell without PREFECT_API_URL
         printed = next(line for line in (tmp_path / "serve.log").read_text().splitlines()
                        if line.startswith("Run one now: "))
@@ -172,14 +178,7 @@ def test_editing_the_served_deployment_through_the_api_runs_no_other_code(prefec
     proc, log = _serve(tmp_path, repo, _env(prefect_api), repo, "--no-server", "--interval", "86400",
                        "--repo-dir", str(tiny))
     try:
-        deadline = time.monotonic() + 120
-        deployment = None
-        while time.monotonic() < deadline and deployment is None:
-            time.sleep(2)
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
-            found = prefect_http.post(f"{prefect_api}/deployments/filter", json={}, timeout=10).json()
-            deployment = next((d for d in found if d["name"] == "scheduled" and not d.get("paused")), None)
-        assert deployment, (tmp_path / "serve.log").read_text()[-3000:]
+        deployment = _served_deployment(prefect_api, proc, tmp_path / "serve.log")
         shell = [{"prefect.deployments.steps.run_shell_script": {"script": f"touch {marker}"}}]
         patched = prefect_http.request("PATCH", f"{prefect_api}/deployments/{deployment['id']}", timeout=10,
                                        json={"pull_steps": shell, "entrypoint": "flows/stage.py:stage_flow",
@@ -601,15 +600,27 @@ def test_a_rebuild_left_running_by_a_killed_serve_does_not_block_the_next(tmp_pa
         _killed_serve_then_next_rebuild(prefect_api, tmp_path, repo)
 
 
-def _killed_serve_then_next_rebuild(prefect_api: str, tmp_path: Path, repo: Path) -> None:
-    import psutil
-
+def _serving_a_slow_stage(prefect_api: str, tmp_path: Path, repo: Path):
+    """A serve of a checkout whose one stage sleeps, with a rebuild started and its stage running: (the checkout,
+    serve's arguments, serve's process and log file, the rebuild's run id). The caller stops serve."""
     slow = _slow_dvc_repo(tmp_path / "slow", repo)
     args = ("--no-server", "--interval", "86400", "--repo-dir", str(slow))
     proc, log = _serve(tmp_path, repo, _env(prefect_api), repo, *args)
     try:
         first = _start_rebuild(prefect_api, tmp_path / "serve.log")
         _wait(lambda: (slow / "started").exists(), 240, "the stage did not start", tmp_path / "serve.log")
+    except BaseException:
+        stop_process_group(proc, signal.SIGINT)
+        log.close()
+        raise
+    return slow, args, proc, log, first
+
+
+def _killed_serve_then_next_rebuild(prefect_api: str, tmp_path: Path, repo: Path) -> None:
+    import psutil
+
+    slow, args, proc, log, first = _serving_a_slow_stage(prefect_api, tmp_path, repo)
+    try:
         tree = [proc.pid, *(p.pid for p in psutil.Process(proc.pid).children(recursive=True))]
         for pid in tree:  # everything at once, as a lost machine would
             with contextlib.suppress(ProcessLookupError):
@@ -639,12 +650,8 @@ def test_a_rebuild_whose_serve_is_killed_stops_at_once_and_the_next_rebuild_runs
 
     (tmp_path / "home").mkdir()
     with prefect_server(tmp_path / "home") as prefect_api:
-        slow = _slow_dvc_repo(tmp_path / "slow", repo)
-        args = ("--no-server", "--interval", "86400", "--repo-dir", str(slow))
-        proc, log = _serve(tmp_path, repo, _env(prefect_api), repo, *args)
+        slow, args, proc, log, first = _serving_a_slow_stage(prefect_api, tmp_path, repo)
         try:
-            first = _start_rebuild(prefect_api, tmp_path / "serve.log")
-            _wait(lambda: (slow / "started").exists(), 240, "the stage did not start", tmp_path / "serve.log")
             tree = [p for p in psutil.Process(proc.pid).children(recursive=True)]
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
