@@ -120,14 +120,18 @@ def test_second_rebuild_is_refused_while_one_holds_the_lock(prefect_api, tmp_pat
     assert not (tiny / "metrics/quail/demo.json").exists()
 
 
-def _served_deployment(api: str, proc: subprocess.Popen, log: Path) -> dict:
-    """The deployment a serve started by :func:`_serve` registered (``scheduled``, not paused), within 120 s."""
+def _served_deployment(api: str, proc: subprocess.Popen, log: Path, checkout: Path) -> dict:
+    """The deployment that the serve of ``checkout`` started by :func:`_serve` registered (``scheduled``, not
+    paused, tagged with that checkout), within 120 s. The tag matters: the module's server also holds the
+    deployments of earlier tests' serves, and one of them may not be paused yet."""
+    tag = f"checkout:{checkout.resolve()}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         time.sleep(2)
         assert proc.poll() is None, log.read_text()[-3000:]
         found = prefect_http.post(f"{api}/deployments/filter", json={}, timeout=10).json()
-        deployment = next((d for d in found if d["name"] == "scheduled" and not d.get("paused")), None)
+        deployment = next((d for d in found if d["name"] == "scheduled" and not d.get("paused")
+                           and tag in d.get("tags", [])), None)
         if deployment:
             return deployment
     raise AssertionError("serve registered no deployment:\n" + log.read_text()[-3000:])
@@ -141,7 +145,7 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
     proc, log = _serve(tmp_path, repo, _env(prefect_api), repo, "--no-server", "--interval", "86400",
                        "--repo-dir", str(tiny))
     try:
-        deployment = _served_deployment(prefect_api, proc, tmp_path / "serve.log")
+        deployment = _served_deployment(prefect_api, proc, tmp_path / "serve.log", tiny)
         # the command serve prints runs as printed, in a shell without PREFECT_API_URL
         printed = next(line for line in (tmp_path / "serve.log").read_text().splitlines()
                        if line.startswith("Run one now: "))
@@ -178,7 +182,7 @@ def test_editing_the_served_deployment_through_the_api_runs_no_other_code(prefec
     proc, log = _serve(tmp_path, repo, _env(prefect_api), repo, "--no-server", "--interval", "86400",
                        "--repo-dir", str(tiny))
     try:
-        deployment = _served_deployment(prefect_api, proc, tmp_path / "serve.log")
+        deployment = _served_deployment(prefect_api, proc, tmp_path / "serve.log", tiny)
         shell = [{"prefect.deployments.steps.run_shell_script": {"script": f"touch {marker}"}}]
         patched = prefect_http.request("PATCH", f"{prefect_api}/deployments/{deployment['id']}", timeout=10,
                                        json={"pull_steps": shell, "entrypoint": "flows/stage.py:stage_flow",
