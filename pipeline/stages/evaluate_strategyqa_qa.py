@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.layout import PATHS
-from pipeline.common.manifest import read_manifest, source_path
 from pipeline.common.scoring import write_scores
-from pipeline.strategyqa.answering import accuracy, all_paragraphs, labels, majority_label, setting_questions
+from pipeline.strategyqa.answering import accuracy, labels, majority_label
+from pipeline.stages.strategyqa_setting import load_setting
 from pipeline.training.curves import training_summary
 
 if TYPE_CHECKING:
@@ -29,11 +29,8 @@ def run(params: Params, setting: str) -> dict:
     training = json.loads(PATHS.strategyqa_qa[setting].train_report.read_text(encoding="utf-8"))
     predicted = json.loads(PATHS.strategyqa_qa[setting].predict_report.read_text(encoding="utf-8"))
     answers = json.loads(PATHS.strategyqa_qa[setting].predictions.read_text(encoding="utf-8"))
-    ctx = json.loads(PATHS.strategyqa_contexts.contexts.read_text(encoding="utf-8"))
-    manifest = read_manifest()
-    train, _, evaluation = setting_questions(source_path(manifest, "strategyqa_train"),
-                                             source_path(manifest, "strategyqa_eval"), all_paragraphs(ctx), setting,
-                                             p.dev_share, p.seed)
+    data = load_setting(p, setting)
+    train, evaluation = data.train, data.evaluation
     missing = [q.qid for q in evaluation if q.qid not in answers]
     if missing:
         raise ValueError(f"{PATHS.strategyqa_qa[setting].predictions}: {len(missing)} eval question(s) have no "

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from pipeline.common.files import write_json_set
 from pipeline.common.layout import PATHS
-from pipeline.common.manifest import read_manifest, source_path
-from pipeline.strategyqa.answering import all_paragraphs, build_inputs, setting_questions
+from pipeline.strategyqa.answering import build_inputs
+from pipeline.stages.strategyqa_setting import load_setting
 from pipeline.training.choice_model import argmax, predict_choice_logits
 from pipeline.training.pair_encoding import encode_pairs
 
@@ -21,14 +20,10 @@ def run(params: Params, setting: str) -> dict:
     from transformers import AutoTokenizer
 
     p = params.strategyqa_qa
-    ctx = json.loads(PATHS.strategyqa_contexts.contexts.read_text(encoding="utf-8"))
-    manifest = read_manifest()
-    paragraphs = all_paragraphs(ctx)
-    _, _, evaluation = setting_questions(source_path(manifest, "strategyqa_train"),
-                                         source_path(manifest, "strategyqa_eval"), paragraphs, setting, p.dev_share,
-                                         p.seed)
-    ranked = ctx["ranked"].get(setting)
-    first, context = build_inputs(evaluation, setting, ranked["eval"] if ranked else None, paragraphs)
+    data = load_setting(p, setting)
+    evaluation = data.evaluation
+    first, context = build_inputs(evaluation, setting, data.ranked["eval"] if data.ranked else None,
+                                  data.paragraphs)
     model = PATHS.strategyqa_qa[setting].model
     feats = encode_pairs(AutoTokenizer.from_pretrained(str(model)), first, context, p.max_seq_len)
     logits = predict_choice_logits("classification", model, feats, 2, p.eval_batch_size, p.device)

@@ -4,16 +4,15 @@ questions. Writes the model, its curves and ``train_report``; predicting and sco
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipeline.common.files import write_json
 from pipeline.common.layout import PATHS
 from pipeline.common.logs import get_logger
-from pipeline.common.manifest import read_manifest, source_path
-from pipeline.strategyqa.answering import all_paragraphs, build_inputs, labels, setting_questions
+from pipeline.strategyqa.answering import build_inputs, labels
 from pipeline.strategyqa.data import StrategyQuestion
+from pipeline.stages.strategyqa_setting import load_setting
 from pipeline.training.choice_model import choice_dev_set, train_choice_model
 from pipeline.training.curves import training_report
 from pipeline.training.finetune import TrainConfig, resolve_model_path
@@ -38,13 +37,8 @@ def training_call(params: Params, setting: str) -> StrategyQATraining:
     from transformers import AutoTokenizer
 
     p = params.strategyqa_qa
-    ctx = json.loads(PATHS.strategyqa_contexts.contexts.read_text(encoding="utf-8"))
-    manifest = read_manifest()
-    paragraphs = all_paragraphs(ctx)
-    train, dev, _ = setting_questions(source_path(manifest, "strategyqa_train"),
-                                      source_path(manifest, "strategyqa_eval"), paragraphs, setting, p.dev_share,
-                                      p.seed)
-    ranked = ctx["ranked"].get(setting)
+    data = load_setting(p, setting)
+    train, dev, paragraphs, ranked = data.train, data.dev, data.paragraphs, data.ranked
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(p.model_name_or_path))
 
     def features(questions: list[StrategyQuestion]):
@@ -58,7 +52,7 @@ def training_call(params: Params, setting: str) -> StrategyQATraining:
         return {"head": "classification", "feats": features(train), "labels": labels(train), "choices": 2,
                 "cfg": TrainConfig.from_params(p, p.model_name_or_path),
                 "fingerprint": {**p.model_dump(), "setting": setting, "train_questions": len(train),
-                                "train_sha256": manifest["strategyqa_train"]["sha256"]},
+                                "train_sha256": data.train_sha256},
                 "label_names": ("no", "yes"),  # label 1 = answer True
                 "dev": choice_dev_set("classification", features(dev), labels(dev), 2, p.eval_batch_size),
                 "log_dir": PATHS.strategyqa_qa[setting].live}
