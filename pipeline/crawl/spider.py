@@ -2,12 +2,12 @@
 
 It fetches every capture in the frozen list in raw ``id_`` mode, skipping those a previous (killed) run
 already stored (whose links it follows again from the stored page, so a resumed crawl looks up, and fails on,
-the same links as one that was never stopped), and follows links in article bodies to other BBC News articles: each new article is
-looked up in the CDX index for the capture nearest the linking page's date inside the time range, then
-fetched, up to ``follow_depth`` hops. Politeness, retries and caching are Scrapy settings (see
-``pipeline/crawl/run.py``). The spider stores nothing itself: it yields a capture item per fetched page and a
-failure item (with its reason) per capture that still fails after the last retry, and the item pipelines in
-``pipeline/crawl/item_pipelines.py`` write them.
+the same links as one that was never stopped), and follows links in article bodies to other BBC News
+articles: each new article is looked up in the CDX index for the capture nearest the linking page's date
+inside the time range, then fetched, up to ``follow_depth`` hops. Politeness, retries and caching are Scrapy
+settings (see ``pipeline/crawl/run.py``). The spider stores nothing itself: it yields a capture item per fetched
+page and a failure item (with its reason) per capture that still fails after the last retry, and the item
+pipelines in ``pipeline/crawl/item_pipelines.py`` write them.
 """
 
 from __future__ import annotations
