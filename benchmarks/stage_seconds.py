@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import re
 from pathlib import Path
 
-from benchmarks._common import write_result
+from benchmarks._common import RESULTS, write_result
 
 _LINE = re.compile(r"^(\d\d:\d\d:\d\d\.\d{3}) \| \w+ +\| Flow run '([^']+)' - (Beginning flow run|Finished in state \w+)")
 
@@ -50,14 +51,31 @@ def stage_seconds(log: str) -> tuple[dict[str, float], float]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.stage_seconds", description=__doc__.split("\n")[0])
     ap.add_argument("log", type=Path)
+    ap.add_argument("--note", default="", help="what run the log is of (machine load, fresh clone or not)")
+    ap.add_argument("--out-dir", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
     seconds, total = stage_seconds(args.log.read_text(encoding="utf-8", errors="replace"))
     if not seconds:
         raise SystemExit(f"{args.log}: no completed stage flow runs in it")
+    # a stage DVC skipped (its deps unchanged) has no time in this log: keep the earlier reference's, named
+    earlier = _earlier_stages(args.out_dir / "stage_seconds.json")
+    carried = {k: v for k, v in earlier.items() if k not in seconds}
     write_result("stage_seconds", {
-        "stages": seconds, "stage_total_s": round(sum(seconds.values()), 1), "log_span_s": total,
-        "note": "from a full dvc repro's console on this machine; the reference for make repro's time left"})
+        "stages": {**seconds, **carried}, "stage_total_s": round(sum(seconds.values()), 1), "log_span_s": total,
+        "carried_over": sorted(carried),
+        "note": " ".join(filter(None, [args.note, "From a full dvc repro's console on this machine; stages in "
+                                       "carried_over did not run in it (their time is the earlier reference's, "
+                                       "not in stage_total_s); the reference for make repro's time left"]))},
+        out_dir=args.out_dir)
     return 0
+
+
+def _earlier_stages(path: Path) -> dict[str, float]:
+    try:
+        stages = json.loads(path.read_text(encoding="utf-8")).get("stages", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {str(k): float(v) for k, v in stages.items() if isinstance(v, (int, float))}
 
 
 if __name__ == "__main__":

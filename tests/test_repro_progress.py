@@ -46,3 +46,24 @@ def test_a_run_prints_its_place_before_each_stage_and_records_nothing_it_did_not
     again = subprocess.run([sys.executable, "-m", "pipeline.experiments.repro"], cwd=tmp_path, env=env,
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "[repro] stage" not in again.stdout, again.stdout
+
+
+def test_the_reference_is_read_from_a_repro_log_and_keeps_the_times_of_stages_dvc_skipped(tmp_path):
+    """`python -m benchmarks.stage_seconds repro.log`: a stage's time is its flow run's Beginning-to-Completed
+    span; a stage DVC skipped in that run keeps the earlier reference's time, named in `carried_over` and left
+    out of `stage_total_s`, so `make repro` never loses the estimate of a stage the last run did not need."""
+    from benchmarks.stage_seconds import main
+
+    (tmp_path / "stage_seconds.json").write_text(json.dumps({"stages": {"train": 99.0, "evaluate": 2.5}}))
+    log = tmp_path / "repro.log"
+    log.write_text(
+        "23:59:50.000 | INFO    | Flow run 'train' - Beginning flow run 'train' for flow 'train'\n"
+        "00:00:20.500 | INFO    | Flow run 'train' - Finished in state Completed()\n"
+        "Stage 'evaluate' didn't change, skipping\n"
+        "00:00:25.000 | INFO    | Flow run 'predict' - Beginning flow run 'predict' for flow 'predict'\n"
+        "00:00:27.000 | INFO    | Flow run 'predict' - Finished in state Failed()\n")
+    assert main([str(log), "--out-dir", str(tmp_path), "--note", "a test log."]) == 0
+    result = json.loads((tmp_path / "stage_seconds.json").read_text())
+    assert result["stages"] == {"train": 30.5, "evaluate": 2.5}  # past midnight; the failed stage is not timed
+    assert result["carried_over"] == ["evaluate"] and result["stage_total_s"] == 30.5
+    assert result["note"].startswith("a test log. From a full dvc repro")
