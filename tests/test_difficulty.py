@@ -89,3 +89,59 @@ def test_human_accuracy_files(tmp_path):
     (tmp_path / "range.json").write_text(json.dumps({"a": 120}))
     with pytest.raises(ValueError, match="outside 0..100"):
         load_human_accuracies(tmp_path / "range.json")
+
+
+def test_passage_measures_are_tested_over_passages_not_their_repeated_questions():
+    """Four passages of six questions each: the passage measure is one value per passage, so its test has four
+    points (the question-level r would count each passage six times and report a p-value far too small)."""
+    words = {"t0": 100, "t1": 200, "t2": 300, "t3": 400}
+    acc_by_text = {"t0": [100, 80, 60, 100, 80, 60], "t1": [70, 50, 60, 60, 70, 50],
+                   "t2": [40, 60, 50, 60, 40, 50], "t3": [40, 20, 30, 30, 20, 40]}
+    measures, model, passage_of = {}, {}, {}
+    for t, accs in acc_by_text.items():
+        for i, a in enumerate(accs):
+            qid = f"{t}_q{i}"
+            measures[qid] = PassageMeasures(words[t], float(words[t]) / 100, 5.0)
+            model[qid], passage_of[qid] = float(a), t
+    out = analyse(measures, model, None, passage_of)
+    by_passage = stats.pearsonr(list(words.values()), [sum(v) / len(v) for v in acc_by_text.values()])
+    by_question = stats.pearsonr([measures[q].passage_words for q in sorted(model)], [model[q] for q in sorted(model)])
+    got = out["vs_model_accuracy"]["passage_words"]
+    assert (out["questions"], out["passages"], got["n"]) == (24, 4, 4)
+    assert got["r"] == pytest.approx(by_passage.statistic, abs=1e-6) and got["p"] == pytest.approx(by_passage.pvalue, abs=1e-6)
+    assert by_question.pvalue < 1e-4 < got["p"]  # the same data, honestly counted, is much less certain
+
+
+def test_question_measures_get_a_passage_resampled_interval_and_breakdowns():
+    from pipeline.difficulty.analysis import cluster_pearson, wh_word
+
+    assert [wh_word(q) for q in ("Why did she leave?", "After the war, how long did it last?", "Is it raining?",
+                                 "The narrator believes what?")] == ["why", "how", "other", "what"]
+    # within every passage, longer questions are answered slightly worse; between passages, noise
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x, y, clusters = [], [], []
+    for t in range(12):
+        level = rng.uniform(20, 80)
+        for i in range(15):
+            length = float(rng.integers(5, 20))
+            x.append(length)
+            y.append(level - 0.5 * length + rng.normal(0, 10))
+            clusters.append(f"t{t}")
+    res = cluster_pearson(x, y, clusters)
+    assert res["r"] == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-6)
+    assert res["ci95"][0] <= res["r"] <= res["ci95"][1] and res["passages"] == 12 and res["n"] == 180
+    assert res == cluster_pearson(x, y, clusters)  # seeded
+    measures = {f"q{i}": PassageMeasures(100, 5.0, 5.0) for i in range(4)}
+    model = {"q0": 100.0, "q1": 0.0, "q2": 50.0, "q3": 50.0}
+    qm = {"q0": {"question_words": 4, "option_words": 2.0, "wh_word": "why", "question_type": "Causality"},
+          "q1": {"question_words": 9, "option_words": 3.5, "wh_word": "why", "question_type": "Causality"},
+          "q2": {"question_words": 6, "option_words": 1.0, "wh_word": "who", "question_type": "Character_identity"},
+          "q3": {"question_words": 7, "option_words": 4.0, "wh_word": "other", "question_type": "Factual"}}
+    out = analyse(measures, model, None, {"q0": "a", "q1": "a", "q2": "b", "q3": "b"}, qm)
+    assert out["by_wh_word"] == {"other": {"questions": 1, "model_accuracy": 50.0},
+                                 "who": {"questions": 1, "model_accuracy": 50.0},
+                                 "why": {"questions": 2, "model_accuracy": 50.0}}
+    assert out["by_question_type"]["Causality"] == {"questions": 2, "model_accuracy": 50.0}
+    assert out["question_measures"]["question_words"]["passages"] == 2

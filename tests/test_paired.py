@@ -35,6 +35,60 @@ def test_equal_systems_are_not_above_and_a_mixed_difference_straddles_zero():
     assert mixed == paired_difference(a, b)  # seeded: the same scores give the same interval
 
 
+def _clustered_example(texts: int = 24, per_text: int = 18, seed: int = 3):
+    """A system that is better on some texts and worse on others, the texts' effects summing to a small gain:
+    within a text its answers move together, as QuAIL's ~18 questions on one passage do."""
+    rng = np.random.default_rng(seed)
+    system, baseline, clusters = [], [], []
+    for t in range(texts):
+        shift = rng.normal(0.06, 0.25)  # this text's effect of the system over the baseline
+        p_base = rng.uniform(0.3, 0.6)
+        base = rng.random(per_text) < p_base
+        sys_ = rng.random(per_text) < np.clip(p_base + shift, 0, 1)
+        system += sys_.astype(float).tolist()
+        baseline += base.astype(float).tolist()
+        clusters += [f"text-{t}"] * per_text
+    return system, baseline, clusters
+
+
+def test_resampling_texts_widens_the_interval_past_zero_where_resampling_questions_does_not():
+    from pipeline.common.paired import design_effect
+
+    system, baseline, clusters = _clustered_example()
+    by_question = paired_difference(system, baseline)
+    by_text = paired_difference(system, baseline, clusters=clusters, unit="text")
+    assert by_question["difference"] == by_text["difference"] > 0
+    assert by_question["above"] and by_question["ci95"][0] > 0, by_question  # questions: "above" ...
+    assert not by_text["above"] and by_text["ci95"][0] < 0 < by_text["ci95"][1], by_text  # ... texts: level
+    assert (by_text["unit"], by_text["units"], by_text["questions"]) == ("text", 24, 432)
+    assert (by_question["unit"], by_question["units"]) == ("question", 432)
+    width = lambda r: r["ci95"][1] - r["ci95"][0]  # noqa: E731
+    deff = design_effect([a - b for a, b in zip(system, baseline)], clusters)
+    assert deff > 2 and width(by_text) > 1.3 * width(by_question)
+
+
+def test_one_question_per_cluster_is_the_question_bootstrap_and_independent_clusters_cost_nothing():
+    from pipeline.common.paired import design_effect
+
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 2, 300).astype(float), rng.integers(0, 2, 300).astype(float)
+    alone = paired_difference(a, b)
+    singletons = paired_difference(a, b, clusters=[f"q{i}" for i in range(300)], unit="question")
+    assert alone == singletons
+    random_groups = [f"t{i % 20}" for i in rng.permutation(300)]  # clusters unrelated to the scores
+    assert design_effect(a - b, random_groups) < 1.3
+    same_within = [f"t{i // 10}" for i in range(300)]
+    constant_per_cluster = np.repeat(rng.integers(0, 2, 30), 10).astype(float)
+    assert design_effect(constant_per_cluster, same_within) == pytest.approx(10.0, rel=0.01)
+
+
+def test_cluster_labels_must_match_the_questions_and_number_two_or_more():
+    with pytest.raises(ValueError, match="one cluster label per question"):
+        paired_difference([1, 0, 1], [0, 0, 1], clusters=["a", "b"])
+    with pytest.raises(ValueError, match="at least two of them"):
+        paired_difference([1, 0, 1], [0, 0, 1], clusters=["a", "a", "a"], unit="text")
+
+
 def test_scores_of_different_question_sets_are_refused():
     with pytest.raises(ValueError, match="one score per question"):
         paired_difference([1, 0, 1], [1, 0])

@@ -2,16 +2,25 @@
 
 Per question: human accuracy (share of annotators right) and model accuracy (share of models right), both in
 percent; gap = human − model. Easy questions have gap ≤ 20 points, hard ones ≥ 40. Passage measures: length
-in words, Flesch–Kincaid grade (textstat) and mean Zipf word frequency (wordfreq). Each measure is tested
-against the gap with Pearson's r (and its p-value) and between easy and hard with Welch's t-test (scipy).
-Without human accuracies only the model side can be measured: the same measures against model accuracy.
+in words, Flesch–Kincaid grade (textstat) and mean Zipf word frequency (wordfreq). Question measures: its
+length, its options' mean length and its wh-word.
+
+A passage measure is one value per passage, repeated over its ~18 questions: tested against the questions
+one by one, it counts each passage 18 times and its p-value is far too small. So passage measures are tested
+against the passage means of model accuracy (and of the gap) with Pearson's r over passages, and measures
+that vary per question get an interval that resamples passages (their questions together). Welch's t between
+easy and hard questions is the paper's test and is kept, labelled as question-level. Without human
+accuracies only the model side can be measured: the same measures against model accuracy, which is not the
+paper's difficulty (the human side is absent) and is named for what it is.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +29,10 @@ from pipeline.common.jsonl import iter_jsonl
 EASY_MAX_GAP = 20.0
 HARD_MIN_GAP = 40.0
 MEASURES = ("passage_words", "fk_grade", "word_zipf")
+QUESTION_MEASURES = ("question_words", "option_words")
+WH_WORDS = ("what", "who", "whom", "whose", "which", "when", "where", "why", "how")
+RESAMPLES = 2000
+SEED = 0
 
 
 @dataclass(frozen=True)
@@ -110,26 +123,91 @@ def welch(a: list[float], b: list[float]) -> dict:
             "mean_easy": round(statistics.fmean(a), 4), "mean_hard": round(statistics.fmean(b), 4)}
 
 
-def analyse(measures: dict[str, PassageMeasures], model: dict[str, float], human: dict[str, float] | None) -> dict:
-    """The analysis over the questions that have measures and model accuracy (and human accuracy, if given)."""
+def wh_word(question: str) -> str:
+    """The question's first wh-word (``how`` for "how long", "how many"), or ``other`` (yes/no, "Is it ...")."""
+    for token in re.findall(r"[a-z]+", question.lower()):
+        if token in WH_WORDS:
+            return token
+    return "other"
+
+
+def passage_means(values: Mapping[str, float], passage_of: Mapping[str, str]) -> dict[str, float]:
+    """Mean of per-question ``values`` over each passage's questions."""
+    by_passage: dict[str, list[float]] = {}
+    for qid, v in values.items():
+        by_passage.setdefault(passage_of[qid], []).append(v)
+    return {p: statistics.fmean(vs) for p, vs in sorted(by_passage.items())}
+
+
+def cluster_pearson(x: list[float], y: list[float], clusters: list[str], confidence: float = 0.95) -> dict:
+    """Pearson's r over questions with a percentile interval that resamples clusters (passages) whole, seeded:
+    questions of one passage are not independent draws, so neither are their (x, y) pairs."""
+    import numpy as np
+
+    base = pearson(x, y)
+    if base["r"] is None:
+        return {**base, "ci95": None, "passages": len(set(clusters))}
+    xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    order = list(dict.fromkeys(clusters))
+    members = [np.flatnonzero(np.asarray(clusters) == c) for c in order]
+    rng = np.random.default_rng(SEED)
+    rs = []
+    for _ in range(RESAMPLES):
+        idx = np.concatenate([members[i] for i in rng.integers(0, len(order), len(order))])
+        xs, ys = xa[idx], ya[idx]
+        if xs.std() > 0 and ys.std() > 0:
+            rs.append(float(np.corrcoef(xs, ys)[0, 1]))
+    alpha = (1 - confidence) / 2
+    low, high = (np.quantile(rs, [alpha, 1 - alpha]) if rs else (math.nan, math.nan))
+    return {"r": base["r"], "ci95": [_finite(low), _finite(high)], "n": len(x), "passages": len(order),
+            "p_questions_as_independent": base["p"]}
+
+
+def analyse(measures: dict[str, PassageMeasures], model: dict[str, float], human: dict[str, float] | None,
+            passage_of: Mapping[str, str] | None = None, questions: Mapping[str, dict] | None = None) -> dict:
+    """The analysis over the questions that have measures and model accuracy (and human accuracy, if given).
+
+    ``passage_of``: question -> passage (text id); without it each question is its own passage.
+    ``questions``: question -> ``{"question_words", "option_words", "wh_word", "question_type"}``, for the
+    question-level measures and breakdowns."""
     qids = sorted(measures.keys() & model.keys())
-    out: dict = {"questions": len(qids), "model_accuracy": round(statistics.fmean(model[q] for q in qids), 2) if qids else None}
-    out["vs_model_accuracy"] = {m: pearson([getattr(measures[q], m) for q in qids], [model[q] for q in qids])
-                                for m in MEASURES}
+    passage_of = {q: (passage_of or {}).get(q, q) for q in qids}
+    passages = sorted(set(passage_of.values()))
+    first = {passage_of[q]: q for q in reversed(qids)}  # one question stands for its passage's measures
+    model_by_passage = passage_means({q: model[q] for q in qids}, passage_of)
+    out: dict = {"questions": len(qids), "passages": len(passages),
+                 "model_accuracy": round(statistics.fmean(model[q] for q in qids), 2) if qids else None}
+    out["vs_model_accuracy"] = {m: pearson([getattr(measures[first[p]], m) for p in passages],
+                                           [model_by_passage[p] for p in passages]) for m in MEASURES}
+    out["unit"] = "passage: each passage measure against the mean model accuracy of its questions"
+    if questions:
+        qs = [q for q in qids if q in questions]
+        out["question_measures"] = {m: cluster_pearson([float(questions[q][m]) for q in qs], [model[q] for q in qs],
+                                                       [passage_of[q] for q in qs]) for m in QUESTION_MEASURES}
+        for key in ("wh_word", "question_type"):
+            groups: dict[str, list[float]] = {}
+            for q in qs:
+                groups.setdefault(str(questions[q][key]), []).append(model[q])
+            out[f"by_{key}"] = {g: {"questions": len(v), "model_accuracy": round(statistics.fmean(v), 2)}
+                                for g, v in sorted(groups.items())}
     if not human:
         out["human"] = None
         return out
     gap = gaps({q: human[q] for q in qids if q in human}, model)
     easy, hard = easy_hard(gap)
     g_ids = sorted(gap)
+    gap_by_passage = passage_means(gap, passage_of)
+    g_passages = sorted(gap_by_passage)
     out["human"] = {
-        "questions": len(g_ids),
+        "questions": len(g_ids), "passages": len(g_passages),
         "human_accuracy": round(statistics.fmean(human[q] for q in g_ids), 2) if g_ids else None,
         "mean_gap": round(statistics.fmean(gap.values()), 2) if gap else None,
         "easy": len(easy), "hard": len(hard),
-        "vs_gap": {m: pearson([getattr(measures[q], m) for q in g_ids], [gap[q] for q in g_ids]) for m in MEASURES},
+        "vs_gap": {m: pearson([getattr(measures[first[p]], m) for p in g_passages],
+                              [gap_by_passage[p] for p in g_passages]) for m in MEASURES},
         "easy_vs_hard": {m: welch([getattr(measures[q], m) for q in easy], [getattr(measures[q], m) for q in hard])
                          for m in MEASURES},
+        "easy_vs_hard_unit": "question (the paper's test; questions of one passage share its measures)",
     }
     return out
 

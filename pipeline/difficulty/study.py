@@ -11,7 +11,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipeline.difficulty.analysis import PassageMeasures, analyse, easy_hard, gaps, passage_measures
+from pipeline.difficulty.analysis import PassageMeasures, analyse, easy_hard, gaps, passage_measures, wh_word
 from pipeline.quail.data import MCQuestion
 from pipeline.quail.report import accuracy_table, per_question
 from pipeline.quail.systems import MC_VARIANTS, mc_system
@@ -44,6 +44,13 @@ def measures_by_question(questions: Sequence[MCQuestion]) -> dict[str, PassageMe
     return {q.qid: by_text[q.text_id] for q in questions}
 
 
+def question_measures(questions: Sequence[MCQuestion]) -> dict[str, dict]:
+    """Per question: its length and its options' mean length in words, its wh-word and QuAIL question type."""
+    return {q.qid: {"question_words": len(q.question.split()),
+                    "option_words": round(statistics.fmean(len(o.split()) for o in q.options), 4),
+                    "wh_word": wh_word(q.question), "question_type": q.question_type} for q in questions}
+
+
 def ablations(sets: dict[str, Sequence[MCQuestion]], predictions: dict[str, Predictions],
               gap: dict[str, float] | None) -> dict:
     """Accuracy of each multiple-choice input variant per question set (overall and by type) and, with a
@@ -69,8 +76,11 @@ def study(questions: Sequence[MCQuestion], challenge: Sequence[MCQuestion], pred
     """``predictions``: ``{"dev_heldout": ..., "challenge": ...}``; ``questions`` the held-out dev ones."""
     model_acc = model_accuracy(questions, predictions["dev_heldout"], models)
     measures = measures_by_question(questions)
-    result = analyse(measures, model_acc, human)
+    result = analyse(measures, model_acc, human, {q.qid: q.text_id for q in questions}, question_measures(questions))
     result["models_averaged"] = list(models)
+    result["measured"] = ("the human-model gap (Sugawara et al. 2022)" if human is not None else
+                          f"model accuracy: the mean correctness of {', '.join(models)} per question, not the "
+                          "paper's difficulty (the human side is absent)")
     if human is None:
         result["human_note"] = no_humans_note
     gap = gaps(human, model_acc) if human is not None else None

@@ -52,13 +52,22 @@ def _verdict(pair: dict) -> str:
     return "level (interval spans 0)"
 
 
+def _sample(pair: dict) -> str:
+    """What the interval resampled: ``435 / 24 texts``; a pair from before units were recorded resampled
+    questions, and says so."""
+    unit, units = pair.get("unit", "question"), pair.get("units", pair["questions"])
+    if unit == "question":
+        return f"{pair['questions']} / questions"
+    return f"{pair['questions']} / {units} {unit}s"
+
+
 def markers(name: str) -> tuple[str, str]:
     return f"<!-- {name}:start (python -m pipeline.experiments.results_table --write) -->", f"<!-- {name}:end -->"
 
 
 def table(pairs: list[dict], source: str = PATHS.compare.report) -> str:
-    lines = ["| eval set (questions) | system | baseline | figure | system | baseline | difference [95% CI] | "
-             "system vs baseline |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| eval set (questions / units resampled) | system | baseline | figure | system | baseline "
+             "| difference [95% CI] | system vs baseline |", "|---|---|---|---|---|---|---|---|"]
     for track, eval_set, system, baseline, figures in ROWS:
         for figure in figures:
             match = [p for p in pairs if p["track"] == track and p["system"] == system and p["baseline"] == baseline
@@ -68,7 +77,7 @@ def table(pairs: list[dict], source: str = PATHS.compare.report) -> str:
                                f"vs {baseline} {figure}")
             p = match[0]
             low, high = p["ci95"]
-            lines.append(f"| {EVAL_NAMES[p['eval']]} ({p['questions']}) | {system} | {baseline} | {figure} | "
+            lines.append(f"| {EVAL_NAMES[p['eval']]} ({_sample(p)}) | {system} | {baseline} | {figure} | "
                          f"{p['system_mean']:.1f} | {p['baseline_mean']:.1f} | {p['difference']:+.1f} "
                          f"[{low:+.1f}, {high:+.1f}] | {_verdict(p)} |")
     return "\n".join(lines) + "\n"

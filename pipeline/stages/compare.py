@@ -1,9 +1,11 @@
 """``compare``: every trained system against its baselines on the same questions, with paired intervals.
 
-A trained model counts when it beats its baselines beyond what the choice of questions explains. Each row
+A trained model counts when it beats its baselines beyond what the choice of eval data explains. Each row
 pairs a system's and a baseline's per-question scores (NLQuAD: EM/F1/IoU on the eval split; QuAIL: accuracy on
 the held-out dev texts and the challenge set; StrategyQA: accuracy on eval) and reports the mean difference
-with its 95% paired bootstrap interval (``pipeline.common.paired``). The headline rows (``metrics/<track>/
+with its 95% paired bootstrap interval (``pipeline.common.paired``), resampling the unit each data set sampled:
+articles for NLQuAD (every question sub-heading of a drawn article is in), texts for QuAIL (about 18 questions
+were written on each drawn text), questions for StrategyQA (one question per strategy, no shared passage). The headline rows (``metrics/<track>/
 <system>-<baseline>.json``, the difference in the track's own columns) are what ``dvc metrics diff`` and
 ``make exps`` compare; ``reports/compare.{json,md}`` hold every pair with its interval.
 """
@@ -16,11 +18,12 @@ from typing import Any, TYPE_CHECKING
 from pipeline.common.headline import write_headline
 from pipeline.common.layout import PATHS
 from pipeline.common.manifest import read_manifest, source_path
-from pipeline.common.paired import paired_difference
+from pipeline.common.paired import design_effect, paired_difference
 from pipeline.common.files import atomic_output, write_json
 from pipeline.common.safe_text import markdown_cell
 from pipeline.quail.sets import heldout_dev, quail_sets
 from pipeline.quail.systems import HEURISTIC_BASELINES, MC_VARIANTS, mc_system
+from pipeline.nlquad.squad_format import iter_article_qas
 from pipeline.span_qa.metrics import evaluate
 from pipeline.strategyqa.answering import SETTINGS
 from pipeline.strategyqa.data import load_questions
@@ -53,9 +56,26 @@ def _json(path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _pair(track: str, eval_set: str, system: str, baseline: str, figure: str, a: list[float], b: list[float]) -> dict:
-    return {"track": track, "eval": eval_set, "system": system, "baseline": baseline, "figure": figure,
-            **paired_difference(a, b)}
+# the unit each track's eval set sampled, which its intervals resample
+UNITS = {"nlquad": "article", "quail": "text", "strategyqa": "question"}
+
+
+def _pair(track: str, eval_set: str, system: str, baseline: str, figure: str, a: list[float], b: list[float],
+          clusters: list[str] | None = None) -> dict:
+    row = {"track": track, "eval": eval_set, "system": system, "baseline": baseline, "figure": figure,
+           **paired_difference(a, b, clusters=clusters, unit=UNITS[track])}
+    if clusters is not None:  # how much wider the clustered interval has to be than a per-question one
+        row["design_effect"] = design_effect([x - y for x, y in zip(a, b, strict=True)], clusters)
+    return row
+
+
+def _article_labels(dataset: dict) -> dict[str, str]:
+    """Question id -> the article it was taken from (its place in the split file: one entry per article)."""
+    labels: dict[str, str] = {}
+    articles: dict[int, str] = {}
+    for art, _, qa in iter_article_qas(dataset):
+        labels[qa["id"]] = articles.setdefault(id(art), f"article-{len(articles)}")
+    return labels
 
 
 def nlquad_pairs(eval_split: str) -> list[dict]:
@@ -66,12 +86,14 @@ def nlquad_pairs(eval_split: str) -> list[dict]:
     for name, preds in predictions.items():
         rows[name] = {r["id"]: r for r in evaluate(preds, dataset)[1]}
     ids = list(rows[SPAN_SYSTEMS[0]])
+    article = _article_labels(dataset)
+    clusters = [article[i] for i in ids]
     out = []
     for s in SPAN_SYSTEMS:
         for b in SPAN_BASELINES:
             for figure, key in SPAN_FIGURES.items():
                 out.append(_pair("nlquad", eval_split, s, b, figure, [rows[s][i][key] for i in ids],
-                                 [rows[b][i][key] for i in ids]))
+                                 [rows[b][i][key] for i in ids], clusters))
     return out
 
 
@@ -95,7 +117,8 @@ def quail_pairs(train_share: float, seed: int) -> list[dict]:
         scores |= {s: _correct(p[eval_set], questions) for s, p in mc.items()}
         for s in mc:
             rivals = [*HEURISTIC_BASELINES, *(mc_system(v) for v in MC_VARIANTS if s == "mc_full" and v != "full")]
-            out += [_pair("quail", eval_set, s, b, figure, scores[s], scores[b]) for b in rivals]
+            out += [_pair("quail", eval_set, s, b, figure, scores[s], scores[b], [q.text_id for q in questions])
+                    for b in rivals]
     return out
 
 
@@ -123,18 +146,24 @@ def strategyqa_pairs() -> list[dict]:
 
 def markdown(pairs: list[dict]) -> str:
     lines = ["# Trained systems against their baselines, paired on the same questions", "",
-             "Difference = system minus baseline in points; 95% paired bootstrap interval (2,000 resamples of the "
-             "questions, seeded); **above** when the whole interval is above zero. Wins/losses: questions where "
-             "the system scores higher/lower.", ""]
+             "Difference = system minus baseline in points; 95% paired bootstrap interval (2,000 resamples, seeded) "
+             "of the unit the eval set sampled: NLQuAD articles, QuAIL texts, StrategyQA questions (each track's "
+             "heading names it; both systems' questions of a resampled article or text go together). **above** when "
+             "the whole interval is above zero. Wins/losses: questions where the system scores higher/lower. "
+             "Design effect: how many times the variance of the difference exceeds that of as many independent "
+             "questions (1 + (m - 1) ICC).", ""]
     for track in dict.fromkeys(p["track"] for p in pairs):
-        lines += [f"## {track}", "", "| eval | system | baseline | figure | system | baseline | difference [95% CI] "
-                  "| above | wins / losses | questions |", "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"## {track} (resampled: {UNITS[track]}s)", "",
+                  "| eval | system | baseline | figure | system | baseline | difference [95% CI] "
+                  f"| above | wins / losses | questions | {UNITS[track]}s | design effect |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for p in (p for p in pairs if p["track"] == track):
             lo, hi = p["ci95"]
             lines.append(f"| {markdown_cell(p['eval'])} | {markdown_cell(p['system'])} | {markdown_cell(p['baseline'])} "
                          f"| {p['figure']} | {p['system_mean']:.2f} | {p['baseline_mean']:.2f} "
                          f"| {p['difference']:+.2f} [{lo:+.2f}, {hi:+.2f}] | {'**above**' if p['above'] else 'no'} "
-                         f"| {p['wins']} / {p['losses']} | {p['questions']} |")
+                         f"| {p['wins']} / {p['losses']} | {p['questions']} | {p['units']} "
+                         f"| {p.get('design_effect', 1.0):.2f} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -152,7 +181,7 @@ def run(params: Params) -> dict:
             raise ValueError(f"{section}.eval_split is {getattr(params, section).eval_split!r} but "
                              f"nlquad_baselines.eval_split is {eval_split!r}: a paired comparison needs one eval split")
     pairs = nlquad_pairs(eval_split) + quail_pairs(params.quail.train_share, params.quail.seed) + strategyqa_pairs()
-    write_json(PATHS.compare.report, {"resamples": 2000, "confidence": 0.95, "pairs": pairs})
+    write_json(PATHS.compare.report, {"resamples": 2000, "confidence": 0.95, "units": UNITS, "pairs": pairs})
     with atomic_output(PATHS.compare.table) as fh:
         fh.write(markdown(pairs))
     for track, system, baseline in HEADLINE_PAIRS:

@@ -92,8 +92,11 @@ def run(params: Params) -> dict:
     metrics["deviations_10pt"] = len(deviations(results, reference))
     metrics["paper_figures"] = paper_tables
     write_json(PATHS.quail_baselines.report, metrics)
-    for track, system in headlines():  # acc: the whole dev set (the baselines train on nothing)
-        write_headline(track, system, {"acc": results["dev"][system]["all"],
-                                         "acc_challenge": results.get("challenge", {}).get(system, {}).get("all")})
+    # acc: the held-out dev texts, as in the models' rows of `dvc metrics show` (like with like); the whole dev set
+    # (the baselines train on nothing, so it is a fair figure too) under its own name
+    for track, system in headlines():
+        write_headline(track, system, {"acc": metrics["dev_heldout"][system]["all"],
+                                         "acc_challenge": results.get("challenge", {}).get(system, {}).get("all"),
+                                         "acc_dev_all": results["dev"][system]["all"]})
     return metrics
 
