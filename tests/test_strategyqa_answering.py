@@ -51,8 +51,22 @@ def test_inputs_per_setting():
     assert gold == ["Fly: A fly has one pair of wings. English Channel: It links to the North Sea. Fly: Flies eat sugar."]
     with pytest.raises(ValueError, match="needs retrieved"):
         build_inputs(qs, "ir_d", None, PARAS)
+    with pytest.raises(ValueError, match="needs retrieved"):
+        build_inputs(qs, "ir_ora_d", None, PARAS)
+    with_facts = [StrategyQuestion("q2", "Is a fly in Paris?", False, ("step?",), (), facts=("Flies live 28 days.",
+                                                                                        "Paris is far."))]
+    assert build_inputs(with_facts, "ctl_facts", None, PARAS) == (["Is a fly in Paris?"],
+                                                                  ["Flies live 28 days. Paris is far."])
     with pytest.raises(ValueError, match="unknown setting"):
         build_inputs(qs, "ir_x", None, PARAS)
+
+
+def test_every_setting_has_the_papers_name_and_controls_are_labelled():
+    from pipeline.strategyqa.answering import CONTROLS, PAPER_NAMES, SETTINGS
+
+    assert set(PAPER_NAMES) == set(SETTINGS)
+    assert [PAPER_NAMES[s] for s in ("ir_q", "ir_d", "ir_ora_d", "ora_p")] == ["IR-Q", "IR-D", "IR-ORA-D", "ORA-P"]
+    assert all(s.startswith("ctl_") and PAPER_NAMES[s].startswith("control:") for s in CONTROLS)
 
 
 def test_paragraph_files_in_both_formats(tmp_path):

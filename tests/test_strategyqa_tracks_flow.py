@@ -46,10 +46,14 @@ def test_ora_p_and_ir_d_run_on_the_generated_sample(shared, small_sample, tmp_pa
     cut = len(generated) * 2 // 3
     (tmp_path / "train.json").write_text(json.dumps(generated[:cut]))
     (tmp_path / "eval.json").write_text(json.dumps(generated[cut:]))
+    # IR-D's predicted decompositions: a decomposer that finds only the first step of each gold one
+    (tmp_path / "predicted.jsonl").write_text("".join(
+        json.dumps({"qid": q["qid"], "decomposition": q["decomposition"][:1]}) + "\n" for q in generated[cut:]))
     write_params(tmp_path / "params.yaml", {
         "benchmark_sources": project_benchmark_sources(strategyqa_train="train.json", strategyqa_eval="eval.json"),
         "strategyqa_qa": {"gold_paragraphs": "data/wiki/paragraphs.jsonl", "max_steps": 2, "checkpoint_every": 2,
-                          "batch_size": 4, "max_seq_len": 128, "device": "cpu"},
+                          "batch_size": 4, "max_seq_len": 128, "device": "cpu",
+                          "predicted_decompositions": "predicted.jsonl"},
     })
     params = str(tmp_path / "params.yaml")
     benchmark_sources_flow.fn(params_file=params)
@@ -57,7 +61,13 @@ def test_ora_p_and_ir_d_run_on_the_generated_sample(shared, small_sample, tmp_pa
     n = contexts["eval_questions"]
     assert (contexts["train_questions"], n) == (cut, len(generated) - cut) and "skipped" not in contexts["ora_p"]
     assert contexts["ora_p"]["questions_with_gold"]["eval"] > 0.8 * n  # generated evidence is in the dump
-    assert contexts["eval_recall@10"]["ir_d"] > 0.8  # the generated steps reuse the evidence's words
+    assert contexts["eval_recall@10"]["ir_ora_d"] > 0.8  # the generated steps reuse the evidence's words
+    # IR-D retrieves the eval questions with the predicted steps, IR-ORA-D with the gold ones; training is the same
+    ranked = json.loads((tmp_path / "data/strategyqa_qa/contexts.json").read_text())["ranked"]
+    assert ranked["ir_d"]["train"] == ranked["ir_ora_d"]["train"] and ranked["ir_d"]["eval"] != ranked["ir_ora_d"]["eval"]
+    assert contexts["eval_recall@10"]["ir_d"] < contexts["eval_recall@10"]["ir_ora_d"]
+    assert contexts["eval_decompositions"] == {"ir_d": "predicted.jsonl", "ir_ora_d": "gold"}
+    assert 0 < contexts["gold_share"] == round(contexts["corpus_gold_paragraphs"] / contexts["corpus_paragraphs"], 4)
     ora = strategyqa_qa(params, "ora_p")
     assert ora["eval_questions"] == contexts["ora_p"]["questions_with_gold"]["eval"]
     assert ora["eval_empty_context"] == 0 and ora["steps"] == 2
@@ -74,3 +84,8 @@ def test_ora_p_and_ir_d_run_on_the_generated_sample(shared, small_sample, tmp_pa
     ird = strategyqa_qa(params, "ir_d")
     assert ird["eval_questions"] == n and ird["eval_empty_context"] == 0
     assert (tmp_path / "models/strategyqa_ir_d/final/config.json").exists()
+    # a predictions file that misses an eval question is refused by name, not run with an empty IR-D context
+    (tmp_path / "predicted.jsonl").write_text("".join(
+        json.dumps({"qid": q["qid"], "decomposition": q["decomposition"]}) + "\n" for q in generated[cut + 1:]))
+    with pytest.raises(ValueError, match=r"predicted\.jsonl: no predicted decomposition for 1 of the"):
+        strategyqa_contexts_flow.fn(params_file=params)

@@ -37,9 +37,11 @@ ROWS = (
     ("quail", "challenge", "mc_full", "longchoice", ("acc_challenge",)),
     ("quail", "challenge", "mc_full", "pmi", ("acc_challenge",)),
     ("strategyqa", "eval", "qa_ora_p", "majority", ("acc",)),
+    ("strategyqa", "eval", "qa_ir_ora_d", "majority", ("acc",)),
     ("strategyqa", "eval", "qa_ir_d", "majority", ("acc",)),
     ("strategyqa", "eval", "qa_ir_q", "majority", ("acc",)),
     ("strategyqa", "eval", "qa_question_only", "majority", ("acc",)),
+    ("strategyqa", "eval", "qa_ctl_facts", "majority", ("acc",)),
 )
 
 

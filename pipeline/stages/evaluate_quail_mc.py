@@ -38,10 +38,13 @@ def run(params: Params, variant: str) -> dict:
         results[name] = {**accuracy_table(questions, picks),
                          "truncated_share": predicted["sets"][name]["truncated_share"],
                          # a model stuck on one option index shows here (answers are at random positions)
-                         "predicted_option_shares": [round(picked.count(i) / len(picked), 4) for i in range(n_options)]}
+                         "predicted_option_shares": [round(picked.count(i) / len(picked), 4) for i in range(n_options)],
+                         # answerability: how often it said "not enough information" (right or not: by_type)
+                         "nei_picked_share": predicted["sets"][name].get("nei_picked")}
         print(variant, name, results[name]["all"])
     report = {"variant": variant, "train_questions": training["train_questions"],
               "dev_questions": training["dev_questions"], "max_seq_len": predicted["max_seq_len"], **results,
+              "answerability": predicted.get("answerability"),
               **training_summary(training)}
     return write_scores(PATHS.quail_mc[variant].report, report, *headlines(variant)[0],
                         {"acc": results["dev_heldout"]["all"], "acc_challenge": results["challenge"]["all"]},

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.layout import PATHS
 from pipeline.common.scoring import write_scores
-from pipeline.strategyqa.answering import accuracy, labels, majority_label
+from pipeline.strategyqa.answering import PAPER_NAMES, accuracy, labels, majority_label
 from pipeline.stages.strategyqa_setting import load_setting
 from pipeline.training.curves import training_summary
 
@@ -39,7 +39,7 @@ def run(params: Params, setting: str) -> dict:
     gold = labels(evaluation)
     majority = majority_label(labels(train))
     report = {
-        "setting": setting,
+        "setting": setting, "paper_setting": PAPER_NAMES[setting],
         "train_questions": training["train_questions"], "dev_questions": training["dev_questions"],
         "eval_questions": len(evaluation),
         "accuracy": accuracy(pred, gold),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.common.files import atomic_output
 from pipeline.common.layout import PATHS
+from pipeline.strategyqa.answering import PAPER_NAMES
 
 if TYPE_CHECKING:
     from pipeline.params import Params
@@ -39,7 +40,7 @@ class Card:
 
 # the choice models: (track, params section, system prefix, title, task, data, loader); {} is the variant
 STRATEGYQA = ("strategyqa", "strategyqa_qa", "qa_", "StrategyQA yes/no, {}",
-              "yes/no classification of a StrategyQA question ({} context)",
+              "yes/no classification of a StrategyQA question (setting {} of Geva et al. 2021)",
               "StrategyQA train questions (official file, read in place); dev carved out for checkpoint selection; "
               "contexts from `data/strategyqa_qa/contexts.json`", "AutoModelForSequenceClassification")
 QUAIL = ("quail", "quail_mc", "mc_", "QuAIL multiple choice, {} input", "4-option multiple choice on QuAIL ({})",
@@ -49,8 +50,10 @@ QUAIL = ("quail", "quail_mc", "mc_", "QuAIL multiple choice, {} input", "4-optio
 
 def _choice_card(kind: tuple[str, ...], key: str, model: Path, report: Path, card: Path) -> Card:
     track, section, prefix, title, task, data, loader = kind
-    return Card(title.replace("{}", key), track, f"{prefix}{key}", section, model, card, report,
-                task.replace("{}", key.replace("_", " + ")), data, loader)
+    # a StrategyQA setting goes by the paper's name (IR-ORA-D), a QuAIL variant by its inputs (passage + options)
+    name = PAPER_NAMES[key] if track == "strategyqa" else key.replace("_", " + ")
+    return Card(title.replace("{}", PAPER_NAMES[key] if track == "strategyqa" else key), track, f"{prefix}{key}",
+                section, model, card, report, task.replace("{}", name), data, loader)
 
 
 def cards() -> list[Card]:

@@ -1,10 +1,19 @@
-"""StrategyQA yes/no answering inputs in the paper's settings (Geva et al. 2021, Table 5 rows).
+"""StrategyQA yes/no answering inputs in the paper's settings (Geva et al. 2021, Table 5 rows), each under its
+key here and its name in the paper (``PAPER_NAMES``):
 
-- ``question_only``: the question alone (the model answers from what pre-training left in it);
-- ``ir_q``: question + the top-k paragraphs retrieved by the question;
-- ``ir_d``: question + the top-k paragraphs retrieved by the decomposition steps (merged by score);
-- ``ora_p``: question + the gold evidence paragraphs (all annotators, first-seen order), only where their
-  texts exist: StrategyQA's ids refer to its 2020-05-11 Wikipedia paragraphs, so another dump cannot stand in.
+- ``question_only`` (the paper's no-context row): the question alone (the model answers from what pre-training
+  left in it);
+- ``ir_q`` (IR-Q): question + the top-k paragraphs retrieved by the question;
+- ``ir_d`` (IR-D): question + the top-k paragraphs retrieved by the *predicted* decomposition steps (BART-DECOMP's,
+  ``strategyqa_qa.predicted_decompositions``) for the eval questions, merged by score; trained, as in the paper,
+  on paragraphs retrieved by the training questions' gold steps;
+- ``ir_ora_d`` (IR-ORA-D): the same with the *gold* decomposition steps of the eval questions too (an oracle:
+  the annotators' steps are not available at test time);
+- ``ora_p`` (ORA-P): question + the gold evidence paragraphs (all annotators, first-seen order), only where their
+  texts exist: StrategyQA's ids refer to its 2020-05-11 Wikipedia paragraphs, so another dump cannot stand in;
+- ``ctl_facts``, a control, not a paper setting: question + the annotators' ``facts`` (the few sentences that
+  answer it, a short input that fits 128 tokens). A positive control: a classifier that cannot learn this
+  cannot learn StrategyQA-shaped input at all, and a setting level with the majority means nothing until it does.
 
 Paragraphs enter in rank order as ``title: text`` and the tokenizer cuts the tail at the model's length.
 """
@@ -19,7 +28,12 @@ from pathlib import Path
 from pipeline.common.jsonl import iter_jsonl
 from pipeline.strategyqa.data import StrategyQuestion, load_paragraphs, load_questions
 
-SETTINGS = ("question_only", "ir_q", "ir_d", "ora_p")
+SETTINGS = ("question_only", "ir_q", "ir_d", "ir_ora_d", "ora_p", "ctl_facts")
+PAPER_NAMES = {"question_only": "no context", "ir_q": "IR-Q", "ir_d": "IR-D", "ir_ora_d": "IR-ORA-D",
+               "ora_p": "ORA-P", "ctl_facts": "control: question + facts"}
+CONTROLS = ("ctl_facts",)  # not the paper's settings: checks of the classifier, labelled so everywhere
+# the settings whose context is retrieved, and by what (strategyqa_contexts' runs)
+RETRIEVED = ("ir_q", "ir_d", "ir_ora_d")
 
 
 def gold_ids(q: StrategyQuestion) -> list[str]:
@@ -58,6 +72,8 @@ def build_inputs(questions: list[StrategyQuestion], setting: str, ranked_ids: di
         return first, None
     if setting == "ora_p":
         return first, [context_text(gold_ids(q), paragraphs) for q in questions]
+    if setting == "ctl_facts":
+        return first, [" ".join(q.facts) for q in questions]
     if ranked_ids is None:
         raise ValueError(f"setting {setting} needs retrieved paragraph ids")
     return first, [context_text(ranked_ids.get(q.qid, []), paragraphs) for q in questions]
