@@ -69,6 +69,7 @@ STAGES: dict[str, Stage] = {
     "predict_longformer": Stage("predict_span_qa", args=("longformer",)),
     "evaluate_longformer": Stage("evaluate_span_qa", args=("longformer",)),
     "benchmark_sources": Stage("benchmark_sources"),
+    "train_boolq_aux": Stage("train_boolq_aux"),
     "strategyqa_contexts": Stage("strategyqa_contexts"),
     **{f"{step}_strategyqa_qa": Stage(f"{step}_strategyqa_qa", variants="pipeline.strategyqa.answering:SETTINGS")
        for step in ("train", "predict", "evaluate")},

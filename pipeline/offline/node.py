@@ -41,7 +41,8 @@ def _chains() -> tuple[tuple[str, ...], ...]:
     steps = ("train", "predict", "evaluate")
     return (("train_span", "predict_span", "evaluate_span"),
             ("convert_longformer", "train_longformer", "predict_longformer", "evaluate_longformer"),
-            *(tuple(f"{step}_strategyqa_qa@{s}" for step in steps) for s in STRATEGYQA_SETTINGS),
+            # every StrategyQA classifier may start from the auxiliary model, which does not come back either
+            ("train_boolq_aux", *(f"{step}_strategyqa_qa@{s}" for s in STRATEGYQA_SETTINGS for step in steps)),
             *(tuple(f"{step}_quail_mc@{v}" for step in steps) for v in QUAIL_VARIANTS))
 
 

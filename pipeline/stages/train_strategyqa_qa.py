@@ -1,6 +1,8 @@
 """``train_strategyqa_qa@<setting>``: the yes/no classifier of one setting (question only, retrieved by
-question or by decomposition, gold paragraphs), its checkpoint chosen on a seeded share of the training
-questions. Writes the model, its curves and ``train_report``; predicting and scoring are stages of their own."""
+question or by decomposition, gold paragraphs, the facts control), its checkpoint chosen on a seeded share of
+the training questions, started from the base model or from the auxiliary BoolQ model
+(``strategyqa_qa.start_from``). Writes the model, its curves and ``train_report``; predicting and scoring are
+stages of their own."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ class StrategyQATraining:
     call: TrainingCall
     train: list[StrategyQuestion]
     dev: list[StrategyQuestion]
+    start: str  # the weights training started from (strategyqa_qa.start_from)
 
 
 def training_call(params: Params, setting: str) -> StrategyQATraining:
@@ -39,7 +42,9 @@ def training_call(params: Params, setting: str) -> StrategyQATraining:
     p = params.strategyqa_qa
     data = load_setting(p, setting)
     train, dev, paragraphs, ranked = data.train, data.dev, data.paragraphs, data.ranked
-    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(p.model_name_or_path))
+    # RoBERTa* in the paper: the auxiliary yes/no model (its head included: label 1 = yes in both) as the start
+    start = str(PATHS.boolq_aux.model) if p.start_from == "boolq_aux" else p.model_name_or_path
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(start))
 
     def features(questions: list[StrategyQuestion]):
         # dev is carved out of the training questions: their retrieved contexts are under "train"
@@ -50,7 +55,7 @@ def training_call(params: Params, setting: str) -> StrategyQATraining:
         get_logger().info("strategyqa_qa@%s: %d training questions, %d dev questions for checkpoint selection",
                           setting, len(train), len(dev))
         return {"head": "classification", "feats": features(train), "labels": labels(train), "choices": 2,
-                "cfg": TrainConfig.from_params(p, p.model_name_or_path),
+                "cfg": TrainConfig.from_params(p, start),
                 "fingerprint": {**p.model_dump(), "setting": setting, "train_questions": len(train),
                                 "train_sha256": data.train_sha256},
                 "label_names": ("no", "yes"),  # label 1 = answer True
@@ -58,12 +63,13 @@ def training_call(params: Params, setting: str) -> StrategyQATraining:
                 "log_dir": PATHS.strategyqa_qa[setting].live}
 
     call = TrainingCall(train_choice_model, PATHS.strategyqa_qa[setting].model_dir, arguments)
-    return StrategyQATraining(call, train, dev)
+    return StrategyQATraining(call, train, dev, start)
 
 
 def run(params: Params, setting: str) -> dict:
     prepared, stats = run_training(training_call, params, setting)
     write_json(PATHS.strategyqa_qa[setting].train_report,
-               {"setting": setting, "train_questions": len(prepared.train), "dev_questions": len(prepared.dev),
+               {"setting": setting, "start": prepared.start, "train_questions": len(prepared.train),
+                "dev_questions": len(prepared.dev),
                 **training_report(stats)})
     return stats
