@@ -19,6 +19,10 @@ from typing import Any
 
 from pipeline.params import Params
 
+# the params sections of the models the pipeline fine-tunes (each a TrainBudget): what the GPU profile may set,
+# what a run may choose of them, and what an imported GPU run may differ in
+TRAINED_SECTIONS = ("span_window", "longformer", "boolq_aux", "strategyqa_qa", "quail_mc")
+
 # a run may set these (section.key)
 SCIENCE: frozenset[str] = frozenset({
     # the offline sample: which articles and questions the generator makes
@@ -32,7 +36,7 @@ SCIENCE: frozenset[str] = frozenset({
     "retrieve.decompositions", "retrieve.k",
     "split.seed", "split.ratios", "split.group_key",
     "nlquad_baselines.window_words", "nlquad_baselines.seed", "nlquad_baselines.eval_split",
-    *(f"{section}.{k}" for section in ("span_window", "longformer", "strategyqa_qa", "quail_mc")
+    *(f"{section}.{k}" for section in TRAINED_SECTIONS
       for k in ("max_seq_len", "batch_size", "learning_rate", "weight_decay", "warmup_ratio", "max_steps",
                 "checkpoint_every", "seed", "eval_every", "select_metric", "patience", "eval_batch_size")),
     *(f"{section}.{k}" for section in ("span_window", "longformer")
@@ -42,9 +46,6 @@ SCIENCE: frozenset[str] = frozenset({
     "strategyqa_qa.model_name_or_path", "strategyqa_qa.k",
     "strategyqa_qa.dev_share", "strategyqa_qa.start_from",
     "boolq_aux.model_name_or_path", "boolq_aux.heldout_share", "boolq_aux.dev_share",
-    *(f"boolq_aux.{k}" for k in ("max_seq_len", "batch_size", "learning_rate", "weight_decay", "warmup_ratio",
-                                  "max_steps", "checkpoint_every", "seed", "eval_every", "select_metric", "patience",
-                                  "eval_batch_size")),
     "quail.train_share", "quail.seed", "quail.pmi_window", "quail.pmi_max_ngram", "quail.pmi_stop_word_ngrams",
     "quail.ir_require_overlap", "quail.lstm_hidden",
     "quail_mc.model_name_or_path", "quail_mc.dev_share",

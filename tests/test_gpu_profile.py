@@ -11,6 +11,7 @@ from pipeline.experiments.profile import exp_run_command, load_profile
 from pipeline.experiments.sweep import SweepError
 from pipeline.params import load_params
 from tests.params_files import PROJECT_PARAMS
+from pipeline.params_trust import TRAINED_SECTIONS
 
 PROFILE = "infra/training/gpu-profile.yaml"
 
@@ -30,7 +31,7 @@ def test_the_gpu_profile_sets_real_budgets_and_dvc_applies_it_as_written(repo, t
     cpu = load_params(PROJECT_PARAMS)
     assert p.span_window.max_seq_len == 512 and p.longformer.max_seq_len == 4096
     assert p.quail_mc.max_seq_len == 512 and p.strategyqa_qa.max_seq_len == 512
-    for section in ("span_window", "longformer", "strategyqa_qa", "quail_mc"):
+    for section in TRAINED_SECTIONS:
         gpu_s, cpu_s = getattr(p, section), getattr(cpu, section)
         assert gpu_s.device == "auto"  # the worker's setting: CUDA with bf16 where there is one (pick_device)
         assert gpu_s.batch_size > cpu_s.batch_size and gpu_s.batch_size * gpu_s.max_steps > cpu_s.batch_size * cpu_s.max_steps

@@ -113,3 +113,15 @@ def test_the_readme_results_table_is_what_the_reports_say(repo):
     res = subprocess.run([sys.executable, "-m", "pipeline.experiments.results_table", "--check",
                           str(repo / "README.md")], cwd=repo, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
+
+
+def test_a_gpu_run_from_before_the_paper_names_is_shown_under_them_and_says_its_intervals_resample_questions():
+    from pipeline.experiments.results_table import gpu_table
+
+    row = {"track": "strategyqa", "eval": "eval", "system": "qa_ir_d", "baseline": "majority", "figure": "acc",
+           "system_mean": 53.3, "baseline_mean": 53.3, "difference": 0.0, "ci95": [-7.9, 8.3], "questions": 229}
+    text = gpu_table({"device": "NVIDIA H100", "systems_vs_baselines": [row]})
+    assert "| StrategyQA dev (229 / questions) | qa_ir_ora_d | majority |" in text  # gold steps: IR-ORA-D
+    assert "qa_ir_d |" not in text and "resample questions" in text
+    clustered = {**row, "system": "qa_ir_d", "unit": "question", "units": 229}
+    assert "| qa_ir_d | majority |" in gpu_table({"device": "x", "systems_vs_baselines": [clustered]})

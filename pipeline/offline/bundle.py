@@ -139,6 +139,19 @@ def _copy_param_files(root: Path, dest: Path, inputs: list[str]) -> list[str]:
     return [i for i in inputs if i not in named]
 
 
+def source_state(root: Path, params: Path) -> dict[str, Any]:
+    """What a reader needs to tie a GPU run to the code: the commit the bundle was built from, whether the
+    checkout had changes git did not commit (then the commit alone does not say what ran), and the sha256 of the
+    params the node runs with."""
+    def git(*args: str) -> str:
+        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+        return proc.stdout.strip() if proc.returncode == 0 else ""
+
+    return {"commit": git("rev-parse", "HEAD") or None,
+            "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+            "params_sha256": hashlib.sha256(params.read_bytes()).hexdigest()}
+
+
 def _copy_inputs(root: Path, dest: Path, inputs: list[str]) -> None:
     for rel in inputs:
         if not (dest / rel).resolve().is_relative_to(dest.resolve()):
@@ -278,6 +291,7 @@ def build_bundle(out: Path, profile: Path | None = DEFAULT_PROFILE, python_versi
         _pack_payload(tmp)
         size = folder_bytes(tmp)
         info = {"inputs": inputs, "outputs": outputs, "sources": list(NODE_SOURCES), "stages": list(NODE_STAGES),
+                "source": source_state(root, tmp / "params.yaml"),
                 "profile": str(profile.relative_to(root)) if profile and profile.is_relative_to(root) else
                 (str(profile) if profile else None),
                 "python_version": python_version, "platform": platform, "bytes": size, "bytes_unpacked": unpacked,

@@ -12,8 +12,10 @@ were not reproduced here, which is true. Compare with
 
     dvc metrics diff main gpu/<name>        dvc plots diff main gpu/<name>        make exps (git revisions)
 
-The node's predictions stay in the archive. On a GPU's results, ``benchmarks/results/gpu_profile.json`` is also
-written to the workspace, to commit beside the CPU benchmarks.
+The node's per-question predictions (every file under ``data/predictions/``, checked against the sha256 the
+node recorded) go to ``benchmarks/results/gpu_predictions.json`` on the branch, so a reader can recompute every
+row of the GPU table, with any interval; the profile carries the commit and params hash the bundle was built
+from. On a GPU's results, both files are also written to the workspace, to commit beside the CPU benchmarks.
 
     python -m pipeline.offline.importer DIR [--name NAME] [--base REV]
 """
@@ -34,12 +36,13 @@ import yaml
 
 from pipeline.experiments.overrides import override
 from pipeline.offline.bundle import MODEL_KEYS, ROOT, START_MODEL, node_files
-from pipeline.params_trust import INFRASTRUCTURE, NotRunSettable, check_run_settable
+from pipeline.params_trust import INFRASTRUCTURE, TRAINED_SECTIONS, NotRunSettable, check_run_settable
 
-TRAINING_SECTIONS = ("span_window", "longformer", "strategyqa_qa", "quail_mc")
+TRAINING_SECTIONS = TRAINED_SECTIONS
 MAX_MEMBER_BYTES = 64 * 2**20
 MAX_MEMBERS = 20_000
 PROFILE_FILE = "benchmarks/results/gpu_profile.json"
+PREDICTIONS_FILE = "benchmarks/results/gpu_predictions.json"
 
 
 class ImportError_(RuntimeError):
@@ -123,6 +126,32 @@ def branch_name(name: str | None, device: str) -> str:
     return f"gpu/{raw}"
 
 
+def gathered_predictions(files: dict[str, bytes], profile: dict[str, Any]) -> str:
+    """The node's prediction files as one JSON document ``{path: content}``, each checked against the digest
+    the node recorded: a file that differs, or one the node did not record, is refused (they would not be the
+    predictions behind the profile's figures)."""
+    import hashlib
+
+    from pipeline.common.layout import PATHS
+
+    recorded = profile.get("predictions_sha256") or {}
+    out = {}
+    for rel, data in sorted(files.items()):
+        if not rel.startswith(f"{PATHS.predictions.as_posix()}/"):
+            continue
+        if recorded.get(rel) != hashlib.sha256(data).hexdigest():
+            raise ImportError_(f"{rel}: not the predictions the node recorded in gpu_profile.json "
+                               "(predictions_sha256); the archive and the profile are not of one run")
+        try:
+            out[rel] = json.loads(data)
+        except ValueError:
+            raise ImportError_(f"{rel}: not JSON") from None
+    missing = sorted(set(recorded) - set(out))
+    if missing:
+        raise ImportError_(f"gpu_profile.json records predictions the archive lacks: {missing[:3]}")
+    return json.dumps({"source": profile.get("source"), "predictions": out}, sort_keys=True) + "\n"
+
+
 def import_results(folder: Path, name: str | None = None, base: str = "HEAD", root: Path = ROOT) -> dict:
     from dvc.utils.hydra import apply_overrides
 
@@ -135,6 +164,7 @@ def import_results(folder: Path, name: str | None = None, base: str = "HEAD", ro
     base_params = yaml.safe_load(_git(["show", f"{base}:params.yaml"], root))
     overrides = training_overrides(yaml.safe_load(files["params.yaml"]), base_params)
     gpu = not profile["device"].startswith("cpu")
+    predictions = gathered_predictions(files, profile)
     with tempfile.TemporaryDirectory(prefix="gpu-import-") as tmp:
         tree = Path(tmp) / "tree"
         _git(["worktree", "add", "--quiet", "-b", branch, str(tree), base], root)
@@ -147,7 +177,8 @@ def import_results(folder: Path, name: str | None = None, base: str = "HEAD", ro
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(files[rel])
             (tree / PROFILE_FILE).write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
-            _git(["add", "--", "params.yaml", PROFILE_FILE, *kept], tree)
+            (tree / PREDICTIONS_FILE).write_text(predictions, encoding="utf-8")
+            _git(["add", "--", "params.yaml", PROFILE_FILE, PREDICTIONS_FILE, *kept], tree)
             _git(["-c", "user.name=qa-pipeline gpu-import", "-c", "user.email=gpu-import@localhost", "commit",
                   "--quiet", "-m", f"GPU results from {profile['device']}: {len(kept)} files, "
                   f"{len(overrides)} training params ({profile.get('profile') or 'params.yaml'})"], tree)
@@ -158,6 +189,7 @@ def import_results(folder: Path, name: str | None = None, base: str = "HEAD", ro
         _git(["worktree", "remove", "--force", str(tree)], root)
     if gpu:
         (root / PROFILE_FILE).write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
+        (root / PREDICTIONS_FILE).write_text(predictions, encoding="utf-8")
     return {"branch": branch, "files": len(kept), "overrides": overrides, "device": profile["device"],
             "profile_in_workspace": gpu}
 

@@ -20,6 +20,7 @@ device tool's limits on what comes back.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
 import os
@@ -229,6 +230,23 @@ def _run_stages(info, params, calls, done, done_file, current, only, bundle, dev
         print(f"[node] {stage}: {entry}", flush=True)
 
 
+def predictions_digests(bundle: Path, outputs: list[str]) -> dict[str, str]:
+    """sha256 of every per-question prediction file the node wrote (they travel in results.tar.gz; the
+    import commits them, and these digests tie what it commits to what the node wrote)."""
+    from pipeline.common.layout import PATHS
+
+    prefix = f"{PATHS.predictions.as_posix()}/"
+    out = {}
+    for rel in outputs:
+        path = bundle / rel
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] if path.exists() else []
+        for f in files:
+            name = f.relative_to(bundle).as_posix()
+            if name.startswith(prefix):
+                out[name] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return out
+
+
 def _write_results(out: Path, bundle: Path, info: dict, done: dict, device: str, seconds: float) -> dict:
     import torch
     import transformers
@@ -245,8 +263,11 @@ def _write_results(out: Path, bundle: Path, info: dict, done: dict, device: str,
         "complete": complete, "stages_left": [s for s in info["stages"] if s not in done],
         "seconds_this_run": round(seconds, 1), "seconds_all_stages": round(sum(e["seconds"] for e in done.values()), 1),
         "stages": done,
+        "source": info.get("source"),  # the commit and params the bundle was built from (bundle.source_state)
+        "predictions_sha256": predictions_digests(bundle, info["outputs"]),
         "systems_vs_baselines": [{k: p[k] for k in ("track", "eval", "system", "baseline", "figure", "system_mean",
-                                                     "baseline_mean", "difference", "ci95", "above", "questions")}
+                                                     "baseline_mean", "difference", "ci95", "above", "questions",
+                                                     "unit", "units", "design_effect") if k in p}
                                  for p in compare["pairs"]],
     }
     out.mkdir(parents=True, exist_ok=True)
