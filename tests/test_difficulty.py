@@ -145,3 +145,43 @@ def test_question_measures_get_a_passage_resampled_interval_and_breakdowns():
                                  "why": {"questions": 2, "model_accuracy": 50.0}}
     assert out["by_question_type"]["Causality"] == {"questions": 2, "model_accuracy": 50.0}
     assert out["question_measures"]["question_words"]["passages"] == 2
+
+
+def _release_record(pid: str, passage: str, human: float, model: float, **extra) -> dict:
+    return {"passage_id": pid, "passage": passage, "question": "Why did the author write this?",
+            "options": ["To inform.", "To persuade the reader.", "To entertain.", "None of them."],
+            "gold_label": 0, "human_accuracy": human, "model_accuracy": model, "valid": True, **extra}
+
+
+def test_a_release_in_sugawara_et_als_shape_gives_the_papers_gap_analysis(tmp_path):
+    """A hand-made file in the shape of the paper's data (nii-cl/qa-text-source-comparison): the gap, easy and
+    hard subsets and the passage-level tests come from the release's own accuracies; unvalidated questions and
+    those whose passage was not restored are left out and counted."""
+    from pipeline.difficulty.release import load_release, main, release_study
+
+    easy_text = "The cat sat on the mat. It was a sunny day. The dog ran to the park."
+    hard_text = ("Notwithstanding considerable epistemological ambiguity, the committee's deliberations "
+                 "culminated in an unprecedented constitutional reinterpretation of jurisdictional prerogatives.")
+    records = {
+        "a1": _release_record("p1", easy_text, 1.0, 0.9), "a2": _release_record("p1", easy_text, 1.0, 0.875),
+        "b1": _release_record("p2", hard_text, 1.0, 0.25), "b2": _release_record("p2", hard_text, 0.5, 0.0),
+        "c1": _release_record("p3", easy_text + " Birds sing.", 1.0, 0.75),
+        "x1": _release_record("p4", "Text.", 1.0, 0.5, valid=False),
+        "x2": _release_record("p5", "", 1.0, 0.5),  # an MCTest/RACE/ReClor passage not restored
+    }
+    path = tmp_path / "complete_data.json"
+    path.write_text(json.dumps(records))
+    questions, left = load_release(path)
+    assert left == {"not_valid": 1, "no_passage": 1} and {q.qid for q in questions} == {"a1", "a2", "b1", "b2", "c1"}
+    assert {q.qid: q.human_accuracy - q.model_accuracy for q in questions}["b1"] == 75.0  # shares -> percent
+    result = release_study(questions)
+    human = result["human"]
+    assert (human["questions"], human["passages"], human["easy"], human["hard"]) == (5, 3, 2, 2)
+    assert human["vs_gap"]["fk_grade"]["n"] == 3 and human["vs_gap"]["fk_grade"]["r"] > 0  # harder text, wider gap
+    assert "human-model gap" in result["measured"]
+    assert main([str(path), "--out", str(tmp_path / "out.json")]) == 0
+    assert json.loads((tmp_path / "out.json").read_text())["left_out"] == left
+    bad = dict(records, y=_release_record("p6", easy_text, "high", 0.5))
+    path.write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match="record y: .*human_accuracy must be a number"):
+        load_release(path)
