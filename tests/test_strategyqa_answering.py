@@ -57,6 +57,8 @@ def test_inputs_per_setting():
                                                                                         "Paris is far."))]
     assert build_inputs(with_facts, "ctl_facts", None, PARAS) == (["Is a fly in Paris?"],
                                                                   ["Flies live 28 days. Paris is far."])
+    _, one = build_inputs(qs, "ctl_ora_p1", None, PARAS)  # the first annotator's paragraphs only
+    assert one == ["Fly: A fly has one pair of wings. English Channel: It links to the North Sea."]
     with pytest.raises(ValueError, match="unknown setting"):
         build_inputs(qs, "ir_x", None, PARAS)
 

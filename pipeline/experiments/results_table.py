@@ -42,6 +42,7 @@ ROWS = (
     ("strategyqa", "eval", "qa_ir_q", "majority", ("acc",)),
     ("strategyqa", "eval", "qa_question_only", "majority", ("acc",)),
     ("strategyqa", "eval", "qa_ctl_facts", "majority", ("acc",)),
+    ("strategyqa", "eval", "qa_ctl_ora_p1", "majority", ("acc",)),
 )
 
 

@@ -32,7 +32,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 # what the node runs, in order (pipeline.offline.node): every stage that trains, predicts or scores a model
-STRATEGYQA_SETTINGS = ("question_only", "ir_q", "ir_d", "ir_ora_d", "ora_p", "ctl_facts")  # pipeline.strategyqa.answering.SETTINGS
+STRATEGYQA_SETTINGS = ("question_only", "ir_q", "ir_d", "ir_ora_d", "ora_p", "ctl_facts",
+                      "ctl_ora_p1")  # pipeline.strategyqa.answering.SETTINGS
 QUAIL_VARIANTS = ("full", "passage_options", "question_options", "options")  # pipeline.quail.systems.MC_VARIANTS
 NODE_STAGES = ("train_span", "predict_span", "evaluate_span", "convert_longformer", "train_longformer",
                "predict_longformer", "evaluate_longformer", "train_boolq_aux",

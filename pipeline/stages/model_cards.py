@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.common.files import atomic_output
 from pipeline.common.layout import PATHS
+from pipeline.stages.compare import UNITS
 from pipeline.strategyqa.answering import PAPER_NAMES
 
 if TYPE_CHECKING:
@@ -154,7 +155,8 @@ def render(card: Card, budget: dict[str, Any], evaluation: dict[str, Any], pairs
         "## Training", "", *_training(summary), f"- learning curves: `dvc plots show` (DVCLive, `dvclive/`)", "",
         "## Results", "", *_figures(card, evaluation), "",
         "## Against the baselines, on the same questions", "",
-        "Paired bootstrap (`scipy.stats.bootstrap`, 2,000 resamples of the questions).", "",
+        f"Paired bootstrap (`scipy.stats.bootstrap`, 2,000 resamples of the {UNITS[card.track]}s the eval set "
+        "sampled, each with all its questions).", "",
         *_baselines(card, pairs), "",
         "## Intended use", "",
         "A research baseline for the benchmark above, trained on the budget in Settings, to compare with other "

@@ -13,7 +13,9 @@ key here and its name in the paper (``PAPER_NAMES``):
   texts exist: StrategyQA's ids refer to its 2020-05-11 Wikipedia paragraphs, so another dump cannot stand in;
 - ``ctl_facts``, a control, not a paper setting: question + the annotators' ``facts`` (the few sentences that
   answer it, a short input that fits 128 tokens). A positive control: a classifier that cannot learn this
-  cannot learn StrategyQA-shaped input at all, and a setting level with the majority means nothing until it does.
+  cannot learn StrategyQA-shaped input at all, and a setting level with the majority means nothing until it does;
+- ``ctl_ora_p1``, a control: ORA-P with one annotator's evidence (the first annotator who gave any), so far fewer
+  inputs are cut at ``max_seq_len`` than with every annotator's paragraphs (about 54% of them at 512 tokens).
 
 Paragraphs enter in rank order as ``title: text`` and the tokenizer cuts the tail at the model's length.
 """
@@ -28,10 +30,11 @@ from pathlib import Path
 from pipeline.common.jsonl import iter_jsonl
 from pipeline.strategyqa.data import StrategyQuestion, load_paragraphs, load_questions
 
-SETTINGS = ("question_only", "ir_q", "ir_d", "ir_ora_d", "ora_p", "ctl_facts")
+SETTINGS = ("question_only", "ir_q", "ir_d", "ir_ora_d", "ora_p", "ctl_facts", "ctl_ora_p1")
 PAPER_NAMES = {"question_only": "no context", "ir_q": "IR-Q", "ir_d": "IR-D", "ir_ora_d": "IR-ORA-D",
-               "ora_p": "ORA-P", "ctl_facts": "control: question + facts"}
-CONTROLS = ("ctl_facts",)  # not the paper's settings: checks of the classifier, labelled so everywhere
+               "ora_p": "ORA-P", "ctl_facts": "control: question + facts",
+               "ctl_ora_p1": "control: ORA-P, one annotator's evidence"}
+CONTROLS = ("ctl_facts", "ctl_ora_p1")  # not the paper's settings: checks of the classifier, labelled so everywhere
 # the settings whose context is retrieved, and by what (strategyqa_contexts' runs)
 RETRIEVED = ("ir_q", "ir_d", "ir_ora_d")
 
@@ -39,6 +42,18 @@ RETRIEVED = ("ir_q", "ir_d", "ir_ora_d")
 def gold_ids(q: StrategyQuestion) -> list[str]:
     """The ORA-P paragraphs: evidence ids over all annotators and steps, each once, in first-seen order."""
     return q.evidence_ids()
+
+
+def one_annotator_ids(q: StrategyQuestion) -> list[str]:
+    """The ``ctl_ora_p1`` paragraphs: the evidence ids of the first annotator who gave any, each once."""
+    for chosen in q.gold_paragraphs():  # per annotator, as sets; the order is that of every annotator's ids
+        if chosen:
+            return [i for i in q.evidence_ids() if i in chosen]
+    return []
+
+
+# the gold-paragraph settings and the ids each gives a question
+GOLD_CONTEXT = {"ora_p": gold_ids, "ctl_ora_p1": one_annotator_ids}
 
 
 def read_paragraphs(path: str | Path, wanted: set[str]) -> dict[str, dict]:
@@ -70,8 +85,8 @@ def build_inputs(questions: list[StrategyQuestion], setting: str, ranked_ids: di
     first = [q.question for q in questions]
     if setting == "question_only":
         return first, None
-    if setting == "ora_p":
-        return first, [context_text(gold_ids(q), paragraphs) for q in questions]
+    if setting in GOLD_CONTEXT:
+        return first, [context_text(GOLD_CONTEXT[setting](q), paragraphs) for q in questions]
     if setting == "ctl_facts":
         return first, [" ".join(q.facts) for q in questions]
     if ranked_ids is None:
@@ -109,8 +124,9 @@ def setting_questions(train_file: str | Path, eval_file: str | Path, paragraphs:
         raise ValueError(f"unknown StrategyQA setting {setting!r}; one of {', '.join(SETTINGS)}")
     train, dev = split_off_dev(load_questions(train_file), dev_share, seed)
     evaluation = load_questions(eval_file)
-    if setting == "ora_p":
-        train, dev, evaluation = ([q for q in qs if any(i in paragraphs for i in gold_ids(q))]
+    if setting in GOLD_CONTEXT:
+        ids = GOLD_CONTEXT[setting]
+        train, dev, evaluation = ([q for q in qs if any(i in paragraphs for i in ids(q))]
                                   for qs in (train, dev, evaluation))
     return train, dev, evaluation
 
