@@ -163,8 +163,10 @@ def test_a_release_in_sugawara_et_als_shape_gives_the_papers_gap_analysis(tmp_pa
     hard_text = ("Notwithstanding considerable epistemological ambiguity, the committee's deliberations "
                  "culminated in an unprecedented constitutional reinterpretation of jurisdictional prerogatives.")
     records = {
-        "a1": _release_record("p1", easy_text, 1.0, 0.9), "a2": _release_record("p1", easy_text, 1.0, 0.875),
-        "b1": _release_record("p2", hard_text, 1.0, 0.25), "b2": _release_record("p2", hard_text, 0.5, 0.0),
+        "a1": _release_record("p1", easy_text, 1.0, 0.9),
+        "a2": _release_record("p3", easy_text + " Birds sing.", 1.0, 0.875),
+        "b1": _release_record("p2", hard_text, 1.0, 0.25),
+        "b2": _release_record("p6", hard_text + " It was final.", 0.5, 0.0),
         "c1": _release_record("p3", easy_text + " Birds sing.", 1.0, 0.75),
         "x1": _release_record("p4", "Text.", 1.0, 0.5, valid=False),
         "x2": _release_record("p5", "", 1.0, 0.5),  # an MCTest/RACE/ReClor passage not restored
@@ -176,8 +178,9 @@ def test_a_release_in_sugawara_et_als_shape_gives_the_papers_gap_analysis(tmp_pa
     assert {q.qid: q.human_accuracy - q.model_accuracy for q in questions}["b1"] == 75.0  # shares -> percent
     result = release_study(questions)
     human = result["human"]
-    assert (human["questions"], human["passages"], human["easy"], human["hard"]) == (5, 3, 2, 2)
-    assert human["vs_gap"]["fk_grade"]["n"] == 3 and human["vs_gap"]["fk_grade"]["r"] > 0  # harder text, wider gap
+    assert (human["questions"], human["passages"], human["easy"], human["hard"]) == (5, 4, 2, 2)
+    assert human["vs_gap"]["fk_grade"]["n"] == 4 and human["vs_gap"]["fk_grade"]["r"] > 0  # harder text, wider gap
+    assert human["easy_vs_hard"]["fk_grade"]["t"] < 0  # the hard questions' passages read harder
     assert "human-model gap" in result["measured"]
     assert main([str(path), "--out", str(tmp_path / "out.json")]) == 0
     assert json.loads((tmp_path / "out.json").read_text())["left_out"] == left

@@ -5,9 +5,10 @@ pairs a system's and a baseline's per-question scores (NLQuAD: EM/F1/IoU on the 
 the held-out dev texts and the challenge set; StrategyQA: accuracy on eval) and reports the mean difference
 with its 95% paired bootstrap interval (``pipeline.common.paired``), resampling the unit each data set sampled:
 articles for NLQuAD (every question sub-heading of a drawn article is in), texts for QuAIL (about 18 questions
-were written on each drawn text), questions for StrategyQA (one question per strategy, no shared passage). The headline rows (``metrics/<track>/
-<system>-<baseline>.json``, the difference in the track's own columns) are what ``dvc metrics diff`` and
-``make exps`` compare; ``reports/compare.{json,md}`` hold every pair with its interval.
+were written on each drawn text), questions for StrategyQA (one question per strategy, no shared passage).
+The headline rows (``metrics/<track>/<system>-<baseline>.json``, the difference in the track's own columns) are
+what ``dvc metrics diff`` and ``make exps`` compare; ``reports/compare.{json,md}`` hold every pair with its
+interval.
 """
 
 from __future__ import annotations
