@@ -46,25 +46,12 @@ def test_the_split_is_by_article_seeded_and_in_the_stated_shares(shared):
 def test_the_auxiliary_model_trains_and_strategyqa_starts_from_it(shared, small_sample, tmp_path, monkeypatch):
     from flows.stage import stage_flow
     from tests.params_files import project_benchmark_sources, write_params
-    from tests.test_strategyqa_tracks_flow import strategyqa_qa
-    import dataclasses
-    from collections import Counter
-
-    from pipeline.search.tantivy_backend import TantivyBackend
-    from pipeline.wiki.paragraphs import dump_paragraphs
+    from tests.test_strategyqa_tracks_flow import generated_workspace, strategyqa_qa
 
     monkeypatch.chdir(tmp_path)
     lines = (shared / "data/boolq/dev.jsonl").read_text().splitlines()[:300]
     (tmp_path / "boolq.jsonl").write_text("\n".join(lines) + "\n")
-    paras = [dataclasses.asdict(p) for p in dump_paragraphs(small_sample / "enwiki-cirrussearch-content.json.gz",
-                                                             Counter(), min_chars=2)]
-    (tmp_path / "data/wiki").mkdir(parents=True)
-    (tmp_path / "data/wiki/paragraphs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in paras))
-    TantivyBackend(tmp_path / "data/index/tantivy").index(paras)
-    generated = json.loads((small_sample / "strategyqa_generated.json").read_text())
-    cut = len(generated) * 2 // 3
-    (tmp_path / "train.json").write_text(json.dumps(generated[:cut]))
-    (tmp_path / "eval.json").write_text(json.dumps(generated[cut:]))
+    generated, cut = generated_workspace(tmp_path, small_sample)
     (tmp_path / "predicted.jsonl").write_text("".join(
         json.dumps({"qid": q["qid"], "decomposition": q["decomposition"]}) + "\n" for q in generated[cut:]))
     tiny = {"max_steps": 2, "checkpoint_every": 2, "eval_every": 2, "batch_size": 4, "max_seq_len": 64,

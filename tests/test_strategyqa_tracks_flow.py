@@ -36,16 +36,24 @@ def ora_train_ids(contexts: dict, train: list[dict]) -> set[str]:
     return {q["qid"] for q in train}
 
 
-def test_ora_p_and_ir_d_run_on_the_generated_sample(shared, small_sample, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    paras = [dataclasses.asdict(p) for p in dump_paragraphs(small_sample / "enwiki-cirrussearch-content.json.gz", Counter(), min_chars=2)]
-    (tmp_path / "data/wiki").mkdir(parents=True)
-    (tmp_path / "data/wiki/paragraphs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in paras))
-    TantivyBackend(tmp_path / "data/index/tantivy").index(paras)
+def generated_workspace(folder, small_sample) -> tuple[list[dict], int]:
+    """The sample dump's paragraphs and their index in ``folder`` (the stages' layout), and its generated
+    StrategyQA questions split into train.json and eval.json: (the questions, the first eval index)."""
+    paras = [dataclasses.asdict(p) for p in dump_paragraphs(small_sample / "enwiki-cirrussearch-content.json.gz",
+                                                             Counter(), min_chars=2)]
+    (folder / "data/wiki").mkdir(parents=True)
+    (folder / "data/wiki/paragraphs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in paras))
+    TantivyBackend(folder / "data/index/tantivy").index(paras)
     generated = json.loads((small_sample / "strategyqa_generated.json").read_text())
     cut = len(generated) * 2 // 3
-    (tmp_path / "train.json").write_text(json.dumps(generated[:cut]))
-    (tmp_path / "eval.json").write_text(json.dumps(generated[cut:]))
+    (folder / "train.json").write_text(json.dumps(generated[:cut]))
+    (folder / "eval.json").write_text(json.dumps(generated[cut:]))
+    return generated, cut
+
+
+def test_ora_p_and_ir_d_run_on_the_generated_sample(shared, small_sample, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    generated, cut = generated_workspace(tmp_path, small_sample)
     # IR-D's predicted decompositions: a decomposer that finds only the first step of each gold one
     (tmp_path / "predicted.jsonl").write_text("".join(
         json.dumps({"qid": q["qid"], "decomposition": q["decomposition"][:1]}) + "\n" for q in generated[cut:]))
