@@ -8,8 +8,21 @@ from pipeline.stages.model_cards import cards, render
 
 def test_every_trained_model_has_a_card_beside_its_weights():
     found = {c.system: c for c in cards()}
-    assert set(found) == {"span_window", "longformer", "qa_question_only", "qa_ir_q", "qa_ir_d", "qa_ir_ora_d", "qa_ora_p", "qa_ctl_facts", "qa_ctl_ora_p1",
-                          "mc_full", "mc_passage_options", "mc_question_options", "mc_options"}
+    assert set(found) == {"span_window", "longformer", "qa_question_only", "qa_ir_q", "qa_ir_d", "qa_ir_ora_d",
+                          "qa_ora_p", "qa_ctl_facts", "qa_ctl_ora_p1", "mc_full", "mc_passage_options",
+                          "mc_question_options", "mc_options"}
+
+
+def test_a_retrieving_setting_s_card_says_how_much_of_the_corpus_is_evidence(repo):
+    """The offline corpus makes retrieval near-oracle: the card of a setting that retrieves says so, with the
+    report's own figures; a setting that retrieves nothing says nothing of it."""
+    import json
+
+    report = json.loads((repo / "reports/strategyqa_contexts.json").read_text())
+    card = (repo / "models/strategyqa_ir_ora_d/README.md").read_text()
+    assert f"Recall@10 {report['eval_recall@10']['ir_ora_d']}" in card
+    assert f"{100 * report['gold_share']:.1f}% of them StrategyQA evidence" in card and "the paper: 0.195" in card
+    assert "StrategyQA evidence" not in (repo / "models/strategyqa_ora_p/README.md").read_text()
     for card in found.values():
         assert card.card.parent == card.model.parent and card.card.name == "README.md"
 

@@ -81,6 +81,23 @@ def cards() -> list[Card]:
     return out
 
 
+def _retrieval(card: Card) -> list[str]:
+    """For a StrategyQA setting that retrieves its paragraphs: its Recall@10 beside the paper's, and how much of
+    the corpus is evidence (the offline corpus makes retrieval near-oracle)."""
+    from pipeline.strategyqa.answering import RETRIEVED
+
+    setting = card.system.removeprefix("qa_")
+    if setting not in RETRIEVED:
+        return []
+    report = json.loads(PATHS.strategyqa_contexts.report.read_text(encoding="utf-8"))
+    recall = report.get(f"eval_recall@{report.get('k')}", {}).get(setting)
+    paper = report.get("paper", {}).get("recall@10", {}).get(setting)
+    share = report.get("gold_share")
+    return [f"- its paragraphs: Recall@{report.get('k')} {recall} on a corpus of {report.get('corpus_paragraphs'):,} "
+            f"paragraphs, {100 * share:.1f}% of them StrategyQA evidence (an upper bound for this retriever"
+            + (f"; the paper: {paper} on 36.6M paragraphs)" if paper is not None else ")")]
+
+
 def _figures(card: Card, evaluation: dict[str, Any]) -> list[str]:
     """The model's own figures, with intervals, as bullet lines."""
     if card.track == "nlquad":
@@ -95,7 +112,7 @@ def _figures(card: Card, evaluation: dict[str, Any]) -> list[str]:
                   f"(\"{evaluation['majority_answer']}\"): {evaluation['majority_baseline']:.2f}",
                 f"- predicted \"yes\" for {100 * (evaluation.get('predicted_yes_share') or 0):.1f}% of the questions; "
                 f"{100 * (evaluation.get('eval_truncated_share') or 0):.1f}% of inputs cut at "
-                f"{evaluation['max_seq_len']} tokens"]
+                f"{evaluation['max_seq_len']} tokens", *_retrieval(card)]
     lines = []
     for name, label in (("dev_heldout", "held-out dev"), ("challenge", "challenge set")):
         if name in evaluation:
