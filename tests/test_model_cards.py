@@ -11,6 +11,8 @@ def test_every_trained_model_has_a_card_beside_its_weights():
     assert set(found) == {"span_window", "longformer", "qa_question_only", "qa_ir_q", "qa_ir_d", "qa_ir_ora_d",
                           "qa_ora_p", "qa_ctl_facts", "qa_ctl_ora_p1", "mc_full", "mc_passage_options",
                           "mc_question_options", "mc_options"}
+    for card in found.values():
+        assert card.card.parent == card.model.parent and card.card.name == "README.md"
 
 
 def test_a_retrieving_setting_s_card_says_how_much_of_the_corpus_is_evidence(repo):
@@ -23,8 +25,6 @@ def test_a_retrieving_setting_s_card_says_how_much_of_the_corpus_is_evidence(rep
     assert f"Recall@10 {report['eval_recall@10']['ir_ora_d']}" in card
     assert f"{100 * report['gold_share']:.1f}% of them StrategyQA evidence" in card and "the paper: 0.195" in card
     assert "StrategyQA evidence" not in (repo / "models/strategyqa_ora_p/README.md").read_text()
-    for card in found.values():
-        assert card.card.parent == card.model.parent and card.card.name == "README.md"
 
 
 def test_a_card_says_what_the_reports_say():
