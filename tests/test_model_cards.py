@@ -10,7 +10,7 @@ def test_every_trained_model_has_a_card_beside_its_weights():
     found = {c.system: c for c in cards()}
     assert set(found) == {"span_window", "longformer", "qa_question_only", "qa_ir_q", "qa_ir_d", "qa_ir_ora_d",
                           "qa_ora_p", "qa_ctl_facts", "qa_ctl_ora_p1", "mc_full", "mc_passage_options",
-                          "mc_question_options", "mc_options"}
+                          "mc_question_options", "mc_options", "boolq_aux"}
     for card in found.values():
         assert card.card.parent == card.model.parent and card.card.name == "README.md"
 

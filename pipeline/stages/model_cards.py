@@ -78,6 +78,13 @@ def cards() -> list[Card]:
     for variant in PATHS.quail_mc.keys():
         out.append(_choice_card(QUAIL, variant, PATHS.quail_mc[variant].model, PATHS.quail_mc[variant].report,
                                 PATHS.model_cards.quail_mc[variant]))
+    out.append(Card("Auxiliary yes/no model (BoolQ)", "strategyqa", "boolq_aux", "boolq_aux", PATHS.boolq_aux.model,
+                    PATHS.model_cards.boolq_aux, PATHS.boolq_aux.report,
+                    "yes/no classification of a question given a passage, the BoolQ link of the StrategyQA paper's "
+                    "auxiliary chain (StrategyQA's classifiers start from it with `strategyqa_qa.start_from: "
+                    "boolq_aux`)", "A BoolQ-format file (`boolq_aux.file`; by default BoolQ's official dev split), "
+                    "split by article: a share held out for the figures below, a share of the rest to choose the "
+                    "checkpoint", "AutoModelForSequenceClassification"))
     return out
 
 
@@ -107,12 +114,17 @@ def _figures(card: Card, evaluation: dict[str, Any]) -> list[str]:
                 if key in evaluation] + [f"- on `{evaluation.get('eval_split')}` ({evaluation.get('n')} questions)"]
     if card.track == "strategyqa":
         ci = evaluation.get("accuracy_ci95")
+        # the auxiliary model is scored on held-out BoolQ articles, beside the majority with its paired interval
+        n = evaluation.get("eval_questions", evaluation.get("heldout_questions"))
+        cut = evaluation.get("eval_truncated_share", evaluation.get("heldout_truncated_share"))
+        versus = evaluation.get("versus_majority")
         return [f"- accuracy: **{evaluation['accuracy']:.2f}**" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
-                + f" on {evaluation['eval_questions']} questions; majority answer "
+                + f" on {n} questions; majority answer "
                   f"(\"{evaluation['majority_answer']}\"): {evaluation['majority_baseline']:.2f}",
+                *([f"- minus the majority: {versus['difference']:+.2f} [{versus['ci95'][0]:+.2f}, "
+                   f"{versus['ci95'][1]:+.2f}], {versus['units']} {versus['unit']}s resampled"] if versus else []),
                 f"- predicted \"yes\" for {100 * (evaluation.get('predicted_yes_share') or 0):.1f}% of the questions; "
-                f"{100 * (evaluation.get('eval_truncated_share') or 0):.1f}% of inputs cut at "
-                f"{evaluation['max_seq_len']} tokens", *_retrieval(card)]
+                f"{100 * (cut or 0):.1f}% of inputs cut at {evaluation['max_seq_len']} tokens", *_retrieval(card)]
     lines = []
     for name, label in (("dev_heldout", "held-out dev"), ("challenge", "challenge set")):
         if name in evaluation:
@@ -172,9 +184,10 @@ def render(card: Card, budget: dict[str, Any], evaluation: dict[str, Any], pairs
         "## Training", "", *_training(summary), f"- learning curves: `dvc plots show` (DVCLive, `dvclive/`)", "",
         "## Results", "", *_figures(card, evaluation), "",
         "## Against the baselines, on the same questions", "",
-        f"Paired bootstrap (`scipy.stats.bootstrap`, 2,000 resamples of the {UNITS[card.track]}s the eval set "
-        "sampled, each with all its questions).", "",
-        *_baselines(card, pairs), "",
+        *(["Its one baseline, the majority answer, is under Results with its paired interval (BoolQ articles "
+           "resampled); `compare` covers the benchmark systems."] if card.system == "boolq_aux" else
+          [f"Paired bootstrap (`scipy.stats.bootstrap`, 2,000 resamples of the {UNITS[card.track]}s the eval set "
+           "sampled, each with all its questions).", "", *_baselines(card, pairs)]), "",
         "## Intended use", "",
         "A research baseline for the benchmark above, trained on the budget in Settings, to compare with other "
         "systems on the same splits. Not a production model: it has seen only this benchmark's training data, and "
