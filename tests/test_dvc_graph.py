@@ -355,3 +355,38 @@ def test_every_stage_stands_on_few_shared_files(repo):
     closures = _stage_closures(repo)
     shared = set.intersection(*(set(files) for files in closures.values()))
     assert len(shared) <= 8, sorted(map(str, shared))
+
+
+def eval_only_files(repo: Path) -> set[str]:
+    """What only reports, as DVC resolves the paths: NLQuAD's test split (and the split folder, which holds it),
+    StrategyQA's eval questions and the predicted decompositions made for them, QuAIL's challenge set."""
+    params = yaml.safe_load(PROJECT_PARAMS.read_text())
+    split = yaml.safe_load((repo / "paths.yaml").read_text())["paths"]["split"]
+    return {split["dir"], f"{split['dir']}/test.json", params["benchmark_sources"]["strategyqa_eval"],
+            params["benchmark_sources"]["quail_challenge"], params["strategyqa_qa"]["predicted_decompositions"]}
+
+
+def training_eval_deps(stages: dict, eval_only: set[str]) -> dict[str, set[str]]:
+    """Each training stage's deps that are eval files."""
+    out = {}
+    for name, stage in stages.items():
+        if name.startswith("train_"):
+            deps = {next(iter(d)) if isinstance(d, dict) else d for d in stage.get("do", stage).get("deps", [])}
+            if deps & eval_only:
+                out[name] = deps & eval_only
+    return out
+
+
+def test_no_training_stage_reads_an_eval_split(repo):
+    """Budgets and checkpoints are chosen on selection-dev: no train_ stage may declare an eval split as a dep,
+    so a held-out figure cannot steer training. (This checks the files DVC is told about: QuAIL's held-out dev
+    texts share one file with its training texts, and StrategyQA's eval questions reach the trainers through the
+    benchmark manifest and contexts.json, both split inside the stage; files per split are not built yet.)"""
+    stages = _dvc(repo)["stages"]
+    eval_only = eval_only_files(repo)
+    assert {name.split("@")[0] for name in stages if name.startswith("train_")} >= {
+        "train_span", "train_longformer", "train_quail_mc", "train_strategyqa_qa", "train_boolq_aux"}
+    assert training_eval_deps(stages, eval_only) == {}
+    # the check sees a resolved dep: the split folder (which holds test.json) given to a trainer is caught
+    leaky = {"train_span": {"deps": [*stages["train_span"]["deps"], "data/splits"]}}
+    assert training_eval_deps(leaky, eval_only) == {"train_span": {"data/splits"}}
