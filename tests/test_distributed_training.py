@@ -7,7 +7,8 @@
 - ``nnodes: 2`` (x 1 process) with ``python -m pipeline.training.join`` as the second "machine", meeting at a
   c10d rendezvous on 127.0.0.1: the same world of 2 processes, so the same weights as the single-node run.
 
-"The same" to 1e-6 holds for every weight the loss depends on, and for the model's outputs. It cannot hold for
+"The same" to float32 rounding (numpy's ``allclose``: 1e-6 plus 1e-5 of the weight) holds for every weight the
+loss depends on, and to 1e-6 for the model's outputs. It cannot hold for
 the few parameters whose gradient is zero in exact arithmetic (a bias added to every position of a span
 logit, or to every attention key: softmax ignores it): their computed gradient is rounding noise, which
 differs with the order of the gradient sum (4 + 4 vs 8), and AdamW divides it by its own magnitude, so they
@@ -175,14 +176,21 @@ def _weights(run_dir: Path) -> dict[str, torch.Tensor]:
     return load_file(str(run_dir / "final" / "model.safetensors"))
 
 
+def _excess(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor], atol: float = 1e-6) -> float:
+    """How far the weights the loss depends on differ beyond numpy's ``allclose`` bound (atol 1e-6, rtol 1e-5:
+    about ten float32 rounding steps of the weight itself); positive means "not the same". An absolute 1e-6
+    alone failed on a machine where a weight of magnitude ~1 came out 1.16e-6 apart (a different order of the
+    fp32 gradient sum), which is rounding, not a different update."""
+    return max(float(((a[k] - b[k]).abs() - 1e-5 * b[k].abs()).max()) for k in a if not NOISE_ONLY.search(k)) - atol
+
+
 def test_two_processes_of_four_equal_one_process_of_eight(runs, no_dropout_model):
     (one_stats, one), (two_stats, two) = runs["here"], runs["two_procs"]
     assert one_stats["processes"] == 1 and two_stats["processes"] == 2  # rank 0's statistics came back
     assert one_stats["final_loss"] == two_stats["final_loss"]  # the loss both report is the global mean
     a, b = _weights(one), _weights(two)
     assert a.keys() == b.keys()
-    worst = max(float((a[k] - b[k]).abs().max()) for k in a if not NOISE_ONLY.search(k))
-    assert worst < 1e-6, worst
+    assert _excess(a, b) <= 0, _excess(a, b)
     assert max(float((a[k] - b[k]).abs().max()) for k in a if NOISE_ONLY.search(k)) <= 4 * 1e-4  # steps x lr
     # what the model computes: start/end distributions over every training window, within 1e-6
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
@@ -217,7 +225,10 @@ def test_two_nodes_of_one_process_equal_one_node_of_two(runs):
     stats, run_dir = runs["two_nodes"]
     assert stats["processes"] == 2
     a, b = _weights(runs["two_procs"][1]), _weights(run_dir)
-    assert max(float((a[k] - b[k]).abs().max()) for k in a if not NOISE_ONLY.search(k)) < 1e-6
+    # the joined "machine" computes with one thread (OMP_NUM_THREADS=1) and this node's process with the
+    # machine's cores, so their fp32 sums round differently and the difference grows over the steps (5e-6 seen
+    # here): 1e-5 still tells a different update (a half batch moves weights by the learning rate, 1e-4 a step)
+    assert _excess(a, b, atol=1e-5) <= 0, _excess(a, b, atol=1e-5)
     assert max(float((a[k] - b[k]).abs().max()) for k in a if NOISE_ONLY.search(k)) <= 4 * 1e-4
 
 
