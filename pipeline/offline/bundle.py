@@ -285,6 +285,7 @@ def build_bundle(out: Path, profile: Path | None = DEFAULT_PROFILE, python_versi
         _copy_inputs(root, tmp, _copy_param_files(root, tmp, inputs))
         _copy_sources(root, tmp)
         (tmp / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        source = source_state(root, tmp / "params.yaml")  # before the payload packs params.yaml away
         _start_model(tmp)
         _site_packages(root, tmp, python_version, platform)
         _punkt(tmp)
@@ -292,7 +293,7 @@ def build_bundle(out: Path, profile: Path | None = DEFAULT_PROFILE, python_versi
         _pack_payload(tmp)
         size = folder_bytes(tmp)
         info = {"inputs": inputs, "outputs": outputs, "sources": list(NODE_SOURCES), "stages": list(NODE_STAGES),
-                "source": source_state(root, tmp / "params.yaml"),
+                "source": source,
                 "profile": str(profile.relative_to(root)) if profile and profile.is_relative_to(root) else
                 (str(profile) if profile else None),
                 "python_version": python_version, "platform": platform, "bytes": size, "bytes_unpacked": unpacked,
