@@ -35,6 +35,19 @@ class StrategyQATraining:
     start: str  # the weights training started from (strategyqa_qa.start_from)
 
 
+def _weights_digest(start: str) -> str | None:
+    """sha256 of the auxiliary model's weights when training starts from it (None for the base model, named by
+    its params): a checkpoint left by a run that started from other auxiliary weights is never resumed."""
+    import hashlib
+
+    if start != str(PATHS.boolq_aux.model):
+        return None
+    digest = hashlib.sha256()
+    for path in sorted(PATHS.boolq_aux.model.glob("*.safetensors")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def training_call(params: Params, setting: str) -> StrategyQATraining:
     """The recipe every training process builds the same way (``pipeline.training.launch``)."""
     from transformers import AutoTokenizer
@@ -57,7 +70,7 @@ def training_call(params: Params, setting: str) -> StrategyQATraining:
         return {"head": "classification", "feats": features(train), "labels": labels(train), "choices": 2,
                 "cfg": TrainConfig.from_params(p, start),
                 "fingerprint": {**p.model_dump(), "setting": setting, "train_questions": len(train),
-                                "train_sha256": data.train_sha256},
+                                "train_sha256": data.train_sha256, "start_weights": _weights_digest(start)},
                 "label_names": ("no", "yes"),  # label 1 = answer True
                 "dev": choice_dev_set("classification", features(dev), labels(dev), 2, p.eval_batch_size),
                 "log_dir": PATHS.strategyqa_qa[setting].live}
