@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pipeline.difficulty.analysis import analyse, passage_measures, wh_word
+from pipeline.difficulty.study import question_measures
 
 
 @dataclass(frozen=True)
@@ -99,11 +99,9 @@ def release_study(questions: list[ReleaseQuestion]) -> dict:
         if q.passage_id not in by_passage:
             by_passage[q.passage_id] = passage_measures(q.passage)
     measures = {q.qid: by_passage[q.passage_id] for q in questions}
-    qm = {q.qid: {"question_words": len(q.question.split()),
-                  "option_words": round(statistics.fmean(len(o.split()) for o in q.options), 4) if q.options else 0.0,
-                  "wh_word": wh_word(q.question), "question_type": q.question_type} for q in questions}
     result = analyse(measures, {q.qid: q.model_accuracy for q in questions},
-                     {q.qid: q.human_accuracy for q in questions}, {q.qid: q.passage_id for q in questions}, qm)
+                     {q.qid: q.human_accuracy for q in questions}, {q.qid: q.passage_id for q in questions},
+                     question_measures(questions))  # the stage's own question measures (same fields)
     result["measured"] = "the human-model gap (Sugawara et al. 2022), from the release's own accuracies"
     return result
 
