@@ -73,6 +73,7 @@ STAGES: dict[str, Stage] = {
     "strategyqa_contexts": Stage("strategyqa_contexts"),
     **{f"{step}_strategyqa_qa": Stage(f"{step}_strategyqa_qa", variants="pipeline.strategyqa.answering:SETTINGS")
        for step in ("train", "predict", "evaluate")},
+    "strategyqa_cv": Stage("strategyqa_cv"),
     "quail_baselines": Stage("quail_baselines"),
     **{f"{step}_quail_mc": Stage(f"{step}_quail_mc", variants="pipeline.quail.systems:MC_VARIANTS")
        for step in ("train", "predict", "evaluate")},

@@ -190,6 +190,34 @@ class StrategyQAParams(TrainBudget):
                     "benchmark_sources.strategyqa_paragraphs (the official release's texts)")
 
 
+# the StrategyQA settings cross-validation can score (pipeline.strategyqa.folds.CV_SETTINGS; a test keeps the two
+# equal): IR-D is not among them, its predicted decompositions exist for the dev questions only
+CVSetting = Literal["question_only", "ir_q", "ir_ora_d", "ora_p", "ctl_facts", "ctl_ora_p1"]
+
+
+class StrategyQACVParams(StrictModel):
+    """``strategyqa_cv``: k-fold cross-validation over all labelled StrategyQA questions (train + dev), with the
+    budget and start of ``strategyqa_qa``. Off (0 folds) on two cores; the GPU profile runs 5 folds."""
+
+    folds: int = Field(ge=0, description="0: off; otherwise at least 2 folds, drawn by question id")
+    settings: list[CVSetting] = Field(min_length=1, description="the settings cross-validated, each on the same folds")
+    seed: int = Field(description="the fold draw (checkpoint selection inside a fold uses strategyqa_qa.seed)")
+
+    @field_validator("folds")
+    @classmethod
+    def _folds(cls, v: int) -> int:
+        if v == 1:
+            raise ValueError("1 fold leaves nothing to train on: 0 (off) or at least 2")
+        return v
+
+    @field_validator("settings")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"a setting is named twice: {v}")
+        return v
+
+
 class QuailParams(StrictModel):
     """QuAIL heuristic baselines (``quail_baselines`` stage) and the dev split the transformer trains on."""
 
@@ -309,6 +337,7 @@ class Params(StrictModel):
     benchmark_sources: BenchmarkSourcesParams
     boolq_aux: BoolQAuxParams
     strategyqa_qa: StrategyQAParams
+    strategyqa_cv: StrategyQACVParams
     quail: QuailParams
     quail_mc: QuailMCParams
     difficulty: DifficultyParams
