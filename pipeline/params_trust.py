@@ -22,6 +22,9 @@ from pipeline.params import Params
 # the params sections of the models the pipeline fine-tunes (each a TrainBudget): what the GPU profile may set,
 # what a run may choose of them, and what an imported GPU run may differ in
 TRAINED_SECTIONS = ("span_window", "longformer", "boolq_aux", "strategyqa_qa", "quail_mc")
+# what an imported GPU run may differ in: the trained models' sections, and how often StrategyQA is trained over
+# (its cross-validation, which the GPU profile turns on)
+PROFILE_SECTIONS = (*TRAINED_SECTIONS, "strategyqa_cv")
 
 # a run may set these (section.key)
 SCIENCE: frozenset[str] = frozenset({

@@ -31,6 +31,7 @@ def test_the_gpu_profile_sets_real_budgets_and_dvc_applies_it_as_written(repo, t
     cpu = load_params(PROJECT_PARAMS)
     assert p.span_window.max_seq_len == 512 and p.longformer.max_seq_len == 4096
     assert p.quail_mc.max_seq_len == 512 and p.strategyqa_qa.max_seq_len == 512
+    assert p.strategyqa_cv.folds >= 2 and cpu.strategyqa_cv.folds == 0  # cross-validation on the GPU only
     for section in TRAINED_SECTIONS:
         gpu_s, cpu_s = getattr(p, section), getattr(cpu, section)
         assert gpu_s.device == "auto"  # the worker's setting: CUDA with bf16 where there is one (pick_device)

@@ -240,6 +240,7 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
         assert profile["device"].startswith("cpu")
         assert set(profile["stages"]) == set(info["stages"]) and profile["source"] == info["source"]
         assert "data/predictions/quail/mc_full.json" in profile["predictions_sha256"]
+        assert "data/predictions/strategyqa_cv.json" in profile["predictions_sha256"]  # cross-validation ran
         assert profile["stages"]["train_quail_mc@full"]["tokens_per_s"] > 0
         assert {(p["track"], p["system"], p["baseline"]) for p in profile["systems_vs_baselines"]} >= {
             ("nlquad", "span_window", "bm25l"), ("quail", "mc_full", "longchoice"), ("strategyqa", "qa_ora_p", "majority")}
@@ -258,6 +259,8 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
         diff = sh(["dvc", "metrics", "diff", "HEAD", "gpu/cpu-test", "--json"], clone, env).stdout
         changed = json.loads(diff)
         assert "metrics/quail/mc_full.json" in changed and "metrics/nlquad/span_window-bm25l.json" in changed
+        cv = json.loads(sh(["git", "show", "gpu/cpu-test:reports/strategyqa_cv.json"], clone, env).stdout)
+        assert cv["folds"] == 2 and cv["settings"]["ir_q"]["questions"] == cv["labelled_questions"]
         predictions = json.loads(sh(["git", "show", "gpu/cpu-test:benchmarks/results/gpu_predictions.json"], clone,
                                     env).stdout)
         assert set(predictions["predictions"]) == set(profile["predictions_sha256"])  # per question, checked

@@ -78,10 +78,13 @@ def test_cross_validation_runs_pairs_settings_and_resumes_after_a_kill(shared, s
     from tests.test_strategyqa_tracks_flow import generated_workspace
 
     monkeypatch.chdir(tmp_path)
-    generated, _ = generated_workspace(tmp_path, small_sample)
+    generated, cut = generated_workspace(tmp_path, small_sample)
+    (tmp_path / "predicted.jsonl").write_text("".join(
+        json.dumps({"qid": q["qid"], "decomposition": q["decomposition"]}) + "\n" for q in generated[cut:]))
     params = write_params(tmp_path / "params.yaml", {
         "benchmark_sources": project_benchmark_sources(strategyqa_train="train.json", strategyqa_eval="eval.json"),
-        "strategyqa_qa": {"gold_paragraphs": "data/wiki/paragraphs.jsonl", "max_steps": 2, "checkpoint_every": 2,
+        "strategyqa_qa": {"gold_paragraphs": "data/wiki/paragraphs.jsonl", "predicted_decompositions": "predicted.jsonl",
+                          "max_steps": 2, "checkpoint_every": 2,
                           "eval_every": 2, "batch_size": 4, "max_seq_len": 64, "device": "cpu"},
         "strategyqa_cv": {"folds": 0, "settings": ["question_only", "ir_q"], "seed": 3},
     })

@@ -38,6 +38,7 @@ QUAIL_VARIANTS = ("full", "passage_options", "question_options", "options")  # p
 NODE_STAGES = ("train_span", "predict_span", "evaluate_span", "convert_longformer", "train_longformer",
                "predict_longformer", "evaluate_longformer", "train_boolq_aux",
                *(f"{step}_strategyqa_qa@{s}" for s in STRATEGYQA_SETTINGS for step in ("train", "predict", "evaluate")),
+               "strategyqa_cv",
                *(f"{step}_quail_mc@{v}" for v in QUAIL_VARIANTS for step in ("train", "predict", "evaluate")),
                "compare")
 # the benchmark files those stages read through the manifest

@@ -36,9 +36,9 @@ import yaml
 
 from pipeline.experiments.overrides import override
 from pipeline.offline.bundle import MODEL_KEYS, ROOT, START_MODEL, node_files
-from pipeline.params_trust import INFRASTRUCTURE, TRAINED_SECTIONS, NotRunSettable, check_run_settable
+from pipeline.params_trust import INFRASTRUCTURE, PROFILE_SECTIONS, NotRunSettable, check_run_settable
 
-TRAINING_SECTIONS = TRAINED_SECTIONS
+TRAINING_SECTIONS = PROFILE_SECTIONS
 MAX_MEMBER_BYTES = 64 * 2**20
 MAX_MEMBERS = 20_000
 PROFILE_FILE = "benchmarks/results/gpu_profile.json"
