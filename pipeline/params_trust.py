@@ -31,8 +31,8 @@ SCIENCE: frozenset[str] = frozenset({
     # the offline sample: which articles and questions the generator makes
     *(f"sample.{k}" for k in ("seed", "n_articles", "duplicate_captures", "cross_domain_duplicates",
                                "non_article_pages", "out_of_range_captures", "start", "end", "sections_per_article",
-                               "question_heading_share", "bullet_section_share", "links_per_article",
-                               "wiki_articles", "strategyqa_questions")),
+                               "question_heading_share", "bullet_section_share", "explainer_share", "section_words",
+                               "links_per_article", "wiki_articles", "strategyqa_questions")),
     "discover.start", "discover.end", "discover.limit",
     "extract.keep", "extract.min_words",
     "wiki.min_chars", "wiki.strategyqa_evidence",

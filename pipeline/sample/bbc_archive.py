@@ -36,6 +36,7 @@ from pipeline.sample.bbc_templates import (
     render_story_body,
     render_video_page,
 )
+from pipeline.sample.story_text import Neighbours, compose, heading
 from pipeline.sample.wiki_vital import VitalArticle
 
 # After this date the sample writes the 2020+ data-component layout (BBC switched in spring 2020).
@@ -55,18 +56,6 @@ NEWS_SECTIONS = {  # BBC URL slug -> section label, by vital-article topic
     "Philosophy and religion": ("education", "Family & Education"),
     "Mathematics": ("education", "Family & Education"),
 }
-
-QUESTION_HEADINGS = (
-    "What is {t}?", "Why does {t} matter?", "How did {t} come about?", "What do we know about {t}?",
-    "Who is behind {t}?", "What happens next?", "Why is this happening now?", "What does it mean for you?",
-    "How does {t} work?", "What has been the reaction?", "Is {t} really new?", "Where does {t} go from here?",
-)
-STATEMENT_HEADINGS = (
-    "Background", "A long history", "'A turning point'", "Analysis", "{t} in numbers", "The wider picture",
-    "Why now? The background",  # contains '?' but does not end with one: not a question heading
-    "What we know so far", "'We were not expecting this'", "Reaction",
-)
-
 
 @dataclass
 class Capture:
@@ -118,9 +107,7 @@ class ArchivePlanner:
         self.p = params
         self.rng = random.Random(params.seed)
         self.vital = vital
-        self.by_topic: dict[str, list[VitalArticle]] = {}
-        for art in vital:
-            self.by_topic.setdefault(art.topic, []).append(art)
+        self.neighbours = Neighbours(vital)
         self.leads = [a for a in vital if len(a.sentences) >= 4 and a.description]
 
     # ---- stories
@@ -145,40 +132,34 @@ class ArchivePlanner:
         return [self._story(lead, published, sid, ids) for lead, published, sid in stories]
 
     def _story(self, lead: VitalArticle, published: dt.datetime, story_id: str, ids: list[str]) -> SampleArticle:
+        """One story: the lead's extract and its nearest same-topic extracts read as one text
+        (``pipeline.sample.story_text``), cut into sections under sub-headings, with links to other stories."""
         rng = self.rng
         _, label = NEWS_SECTIONS.get(lead.topic, ("world", "World"))
-        others = [a for a in self.by_topic[lead.topic] if a is not lead and len(a.sentences) >= 2]
         lo, hi = self.p.sections_per_article
-        n_sections = rng.randint(lo, hi)
-        sources = rng.sample(others, min(n_sections, len(others)))
+        targets = [rng.randint(*self.p.section_words) for _ in range(rng.randint(lo, hi))]
+        text = compose(lead, self.neighbours.ranked(lead), targets, lead_sentences=rng.choice((1, 2)))
+        explainer = rng.random() < self.p.explainer_share
         link_targets = [i for i in ids if i != story_id]
         n_links = rng.randint(*self.p.links_per_article)
         links = [(f"/news/{t}", t) for t in rng.sample(link_targets, min(n_links, len(link_targets)))]
 
-        sents = lead.sentences
-        intro = _paragraph(sents[0])
-        lead_paras = tuple(_paragraph(s) for s in sents[1:])
+        intro = _paragraph(text.intro)
+        lead_paras = tuple(_paragraph(s) for s in text.lead)
         sections = []
         used_headings: set[str] = set()
-        for src in sources:
-            is_question = rng.random() < self.p.question_heading_share
-            pool = QUESTION_HEADINGS if is_question else STATEMENT_HEADINGS
-            for _ in range(10):
-                heading = rng.choice(pool).format(t=src.title)
-                if heading not in used_headings:
-                    break
-            used_headings.add(heading)
+        for sentences, subject in text.sections:
+            is_question = explainer and rng.random() < self.p.question_heading_share
+            title = heading(rng, is_question, lead.title, subject, used_headings)
             bullet = rng.random() < self.p.bullet_section_share
             paras: list[Paragraph] = []
-            src_sents = src.sentences
             j = 0
-            while j < len(src_sents):
+            while j < len(sentences):
                 take = 1 if bullet else rng.choice((1, 1, 2))
-                text = " ".join(src_sents[j : j + take])
                 link = links.pop() if links and rng.random() < 0.5 else None
-                paras.append(_paragraph(text, link))
+                paras.append(_paragraph(" ".join(sentences[j : j + take]), link))
                 j += take
-            sections.append(Section(heading=heading, paragraphs=tuple(paras), bullet=bullet))
+            sections.append(Section(heading=title, paragraphs=tuple(paras), bullet=bullet))
         if links:  # links not yet placed go into the lead paragraphs, so every planned link appears in the body
             lead_paras = tuple(
                 _paragraph(plain(p), links.pop()) if links and len(plain(p).split()) >= 6 else p for p in lead_paras

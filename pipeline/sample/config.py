@@ -21,7 +21,10 @@ class SampleParams(StrictModel):
     start: dt.date
     end: dt.date
     sections_per_article: tuple[int, int]
-    question_heading_share: float = Field(ge=0.0, le=1.0)
+    explainer_share: float = Field(ge=0.0, le=1.0, description="articles written as explainers, with question "
+                                                             "sub-headings; the rest have statement sub-headings only")
+    question_heading_share: float = Field(ge=0.0, le=1.0, description="an explainer's sub-headings that are questions")
+    section_words: tuple[int, int] = Field(description="[low, high] words per section, drawn uniformly")
     bullet_section_share: float = Field(ge=0.0, le=1.0)
     links_per_article: tuple[int, int]
     wiki_articles: int | None = Field(ge=1, description="vital articles in the CirrusSearch dump; null = all 10,033")
@@ -31,7 +34,7 @@ class SampleParams(StrictModel):
     def _check_ranges(self) -> "SampleParams":
         if self.start >= self.end:
             raise ValueError(f"start ({self.start}) must be before end ({self.end})")
-        for name in ("sections_per_article", "links_per_article"):
+        for name in ("sections_per_article", "links_per_article", "section_words"):
             lo, hi = getattr(self, name)
             if not 0 <= lo <= hi:
                 raise ValueError(f"{name} must be [low, high] with 0 <= low <= high, got {[lo, hi]}")

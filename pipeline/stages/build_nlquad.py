@@ -1,4 +1,6 @@
-"""``build_nlquad``: interrogative sub-headings -> questions, their sections -> answer spans (SQuAD format)."""
+"""``build_nlquad``: interrogative sub-headings -> questions, their sections -> answer spans (SQuAD format), and
+the build's calibration against the paper (``pipeline.nlquad.calibration``): lengths, how often a question names
+its answer, BM25L against the random window."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pipeline.common.layout import PATHS
 from pipeline.common.files import write_json
 from pipeline.nlquad.articles import load_articles
 from pipeline.nlquad.build import build_dataset, dataset_statistics
+from pipeline.nlquad.calibration import calibrate
 from pipeline.nlquad.question_cues import heading_names_answer
 
 if TYPE_CHECKING:
@@ -31,5 +34,7 @@ def run(params: Params) -> dict:
         # how often the question's words single out its answer section: the cue BM25L ranks windows by
         "heading_names_answer": heading_names_answer(dataset),
     }
+    b = params.nlquad_baselines
+    stats["calibration"] = calibrate(dataset, stats, stats["heading_names_answer"]["share"], b.window_words, b.seed)
     write_json(PATHS.build_nlquad.report, stats)
     return stats

@@ -24,7 +24,7 @@ from pipeline.common.files import atomic_output, write_json
 from pipeline.common.safe_text import markdown_cell
 from pipeline.quail.sets import heldout_dev, quail_sets
 from pipeline.quail.systems import HEURISTIC_BASELINES, MC_VARIANTS, mc_system
-from pipeline.nlquad.squad_format import iter_article_qas
+from pipeline.nlquad.calibration import article_clusters
 from pipeline.span_qa.metrics import evaluate
 from pipeline.strategyqa.answering import SETTINGS
 from pipeline.strategyqa.data import load_questions
@@ -70,15 +70,6 @@ def _pair(track: str, eval_set: str, system: str, baseline: str, figure: str, a:
     return row
 
 
-def _article_labels(dataset: dict) -> dict[str, str]:
-    """Question id -> the article it was taken from (its place in the split file: one entry per article)."""
-    labels: dict[str, str] = {}
-    articles: dict[int, str] = {}
-    for art, _, qa in iter_article_qas(dataset):
-        labels[qa["id"]] = articles.setdefault(id(art), f"article-{len(articles)}")
-    return labels
-
-
 def nlquad_pairs(eval_split: str) -> list[dict]:
     dataset = _json(PATHS.split.dir / f"{eval_split}.json")
     rows: dict[str, dict[str, dict]] = {}
@@ -87,7 +78,7 @@ def nlquad_pairs(eval_split: str) -> list[dict]:
     for name, preds in predictions.items():
         rows[name] = {r["id"]: r for r in evaluate(preds, dataset)[1]}
     ids = list(rows[SPAN_SYSTEMS[0]])
-    article = _article_labels(dataset)
+    article = article_clusters(dataset)
     clusters = [article[i] for i in ids]
     out = []
     for s in SPAN_SYSTEMS:
