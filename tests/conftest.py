@@ -44,7 +44,8 @@ def small_sample_params():
     # sample (params.yaml) can change without changing the test session's pages and questions
     return project_section("sample", seed=7, n_articles=40, duplicate_captures=8, cross_domain_duplicates=3,
                            non_article_pages=8, out_of_range_captures=2, wiki_articles=300,
-                           sections_per_article=(2, 6), question_heading_share=0.6)
+                           sections_per_article=(2, 6), question_heading_share=0.6, explainer_share=1.0,
+                           section_words=(50, 110))
 
 
 @pytest.fixture(scope="session")
