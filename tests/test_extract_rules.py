@@ -336,3 +336,64 @@ def test_bold_paragraph_cross_heads_head_their_sections():
     blocks = _text(PARAS[0]) + _text("<b>Is it safe?</b>") + _text(PARAS[1]) + _text("<b>Dangling</b>")
     ex = extract_page(_data_component(blocks), "https://www.bbc.com/news/articles/c4n1l6wx98go")
     assert [(s.heading, s.paragraphs) for s in ex.sections] == [("Is it safe?", [PARAS[1]])]
+
+
+# ------------------------------------------------------------------------- layouts seen on unseen real pages
+
+@pytest.mark.parametrize("line", ["Analysis by Jonathan Amos, science correspondent", "By Jane Smith",
+                                  "Jonathan Amos, BBC science correspondent"])
+def test_a_bold_correspondent_line_under_a_cross_head_is_not_a_second_heading(line):
+    """A bold byline right under a real cross-head (story-body, cream, data-component, .stm): the question keeps
+    its section, and the byline is not answer text."""
+    inner = ('<div class="story-body__inner"><p class="story-body__introduction">' + PARAS[0] + "</p>"
+             '<h2 class="story-body__crosshead">What does it mean?</h2><p><strong>' + line + "</strong></p><p>"
+             + PARAS[1] + "</p></div>")
+    ex = extract_page(_story_body(inner), "https://www.bbc.co.uk/news/newsbeat-49000001")
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("What does it mean?", [PARAS[1]])]
+    cream = (f'<p class="introduction">{PARAS[0]}</p><p><span class="cross-head">Who pays?</span></p>'
+             f"<p><b>{line}</b></p><p>{PARAS[1]}</p>")
+    ex = extract_page(_cream(cream), "http://www.bbc.co.uk/news/magazine-20000001")
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("Who pays?", [PARAS[1]])]
+    blocks = (_text(PARAS[0]) + '<div data-component="subheadline-block"><h2>Is it safe?</h2></div>'
+              + _text(f"<b>{line}</b>") + _text(PARAS[1]))
+    ex = extract_page(_data_component(blocks), "https://www.bbc.com/news/articles/c4n1l6wx98go")
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("Is it safe?", [PARAS[1]])]
+    ex = extract_page(_stm(f"<p>{PARAS[0]}<p><b>How did it start?</b><p><b>{line}</b><p>{PARAS[1]}"), STM_URL)
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("How did it start?", [PARAS[1]])]
+
+
+@pytest.mark.parametrize("label", ['<div><a href="http://newsforums.bbc.co.uk/x"><b>HAVE YOUR SAY</b></a></div>',
+                                   '<div><b><a href="http://newsforums.bbc.co.uk/x">HAVE YOUR SAY</a></b></div>'])
+def test_2008_have_your_say_box_whose_label_is_a_link_is_not_answer_text(label):
+    """The in-body box of 2008 .stm pages with its label as a link: the reader's quote and signature go with it."""
+    body = (f"<p>{PARAS[0]}<p><b>How did it start?</b><p>{PARAS[1]}{label}"
+            '<div>"They should have acted years ago, it is a disgrace."</div><div><i>Mike, Sheffield</i></div>'
+            f'<div><a href="http://newsforums.bbc.co.uk/x">Send us your comments</a></div><p>{PARAS[2]}')
+    ex = extract_page(_stm(body), STM_URL)
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("How did it start?", PARAS[1:3])]
+
+
+def test_market_data_box_on_a_2011_business_page_is_not_story_text():
+    """Business pages of 2011 (cream layout) carry a market-data box in the body: index values, "Last Updated
+    at 12:02", "Data delayed by 15 mins". Neither the box nor a stray line of it is text."""
+    box = ('<div class="market-data"><h3>Market Data</h3><p>FTSE 100 5,900.12 +12.30 (0.21%)</p>'
+           "<p>Dow Jones 12,100.50 -5.20 (0.04%)</p><p>Last Updated at 12:02</p><p>Data delayed by 15 mins</p></div>")
+    body = (f'<p class="introduction">{PARAS[0]}</p><p><span class="cross-head">Why are shares falling?</span></p>'
+            f"<p>{PARAS[1]}</p>{box}<p>{PARAS[2]}</p><p>Last Updated at 09:45</p>")
+    ex = extract_page(_cream(body), "http://www.bbc.co.uk/news/business-12000001")
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("Why are shares falling?", PARAS[1:3])]
+
+
+@pytest.mark.parametrize("line", ["For more on this story, click through to our Business Daily podcast.",
+                                  "You can listen to our Newscast podcast on BBC Sounds.",
+                                  "Download the Global News podcast here."])
+def test_a_trailing_line_that_only_points_to_a_podcast_is_not_the_last_answer(line):
+    body = (f'<p class="introduction">{PARAS[0]}</p><p><span class="cross-head">Who pays?</span></p>'
+            f"<p>{PARAS[1]}</p><p>{line}</p>")
+    ex = extract_page(_cream(body), "http://www.bbc.co.uk/news/business-12000001")
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("Who pays?", [PARAS[1]])]
+    # mid-story, the same words are text
+    body = (f'<p class="introduction">{PARAS[0]}</p><p><span class="cross-head">Who pays?</span></p>'
+            f"<p>{line}</p><p>{PARAS[1]}</p>")
+    ex = extract_page(_cream(body), "http://www.bbc.co.uk/news/business-12000001")
+    assert ex.sections[0].paragraphs == [line, PARAS[1]]

@@ -34,6 +34,8 @@ _READER_QUESTION = re.compile(
 _NOTE = re.compile(
     r"\b(?:is|was|will be|are|were) (?:broadcast|on air|repeated)\b|\blisten again\b|\bbbc iplayer\b|"
     r"\bprogramme schedules?\b|\bdownload (?:or subscribe to )?(?:the|this) (?:podcast|programme)\b|"
+    r"\bclick through to (?:our|the)\b|\b(?:listen to|download|subscribe to|hear more on) (?:our|the) "
+    r"[\w'’ -]{0,40}\bpodcast\b|\bon bbc sounds\b|"
     r"^\W*(?:bbc )?(?:radio \d|world service)\b.{0,120}\b(?:broadcast|at \d{4}|on \w+days?)\b|"
     r"\bis (?:the |an? )?(?:author|co-author|editor|presenter|writer) of\b|"
     r"^\W*(?:interviews?|additional reporting|reporting|compiled|produced|edited|illustrations?|"

@@ -72,11 +72,21 @@ _BOLD_HEADING_MAX_WORDS = 12
 # Whole paragraphs that are page furniture, wherever they sit.
 _FURNITURE_TEXT = re.compile(
     r"^(?:media playback is unsupported on your device|image (?:copyright|caption|source)|media caption|"
+    r"last updated at \d{1,2}:\d\d|data delayed by \d+ min|"
     r"share this with|copy this link|read more about these links|related topics|more on this story|"
     r"the bbc is not responsible for the content of external|let us know you agree to cookies|"
     r"we use cookies to give you the best online experience|you may also be interested in)",
     re.IGNORECASE)
-_BYLINE = re.compile(r"^By [A-Z][^.!?]*$")
+# A byline or a correspondent's line, alone in its paragraph (often in bold, sometimes right under a cross-head):
+# "By Jane Smith", "Analysis by Jonathan Amos, science correspondent", "Jonathan Amos, BBC science correspondent".
+_BYLINE = re.compile(
+    r"^(?:(?i:analysis|comment|opinion|report|reporting|words|interview)\s+)?(?i:by)\s+[A-Z][^.!?]*$|"
+    r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,3},\s+(?:[\w'’-]+\s+){0,4}"
+    r"(?i:correspondent|editor|reporter|analyst|presenter|producer|journalist)(?:,\s*[\w ]{1,30})?$")
+_BYLINE_MAX_WORDS = 12
+# In-body market data on business pages (2010s): index values in a box that says when it was updated
+_MARKET_DATA = re.compile(r"\bdata delayed by \d+ min|\blast updated at \d{1,2}:\d\d", re.IGNORECASE)
+_MARKET_BOX_MAX_WORDS = 80
 _FOLLOW = re.compile(r"^Follow\b.{0,80}\b(?:on|at)\b\s*(?:Twitter|X|Facebook|Instagram|Bluesky|Threads)\b", re.I)
 _PROMO_LABELS = {"read more", "more", "see also", "also", "related", "watch", "listen", "video", "find out more",
                  "read", "full story", "in pictures", "explainer", "analysis", "live"}
@@ -192,20 +202,33 @@ def is_author_line(text: str) -> bool:
     return len(text.split()) <= 10 and bool(_AUTHOR_LINE.match(text))
 
 
+def is_byline(text: str) -> bool:
+    return len(text.split()) <= _BYLINE_MAX_WORDS and bool(_BYLINE.match(text))
+
+
+def _is_market_box(el: Tag) -> bool:
+    """A short container that says its figures are delayed or when they were updated: the market-data box of
+    business pages, not story text."""
+    text = text_of(el)
+    return len(text.split()) <= _MARKET_BOX_MAX_WORDS and bool(_MARKET_DATA.search(text))
+
+
 def _bold_heading(el: Tag) -> str | None:
     """The text of a paragraph that is a cross-head in bold (all its words inside ``<b>``/``<strong>``, no
     link, short, no closing sentence punctuation but ``?``; a reader-comments label may end in a colon),
     else None."""
+    text = text_of(el)
+    if text and _READER_COMMENTS.match(text):
+        return text  # the reader-comments label, a link or not: what follows is the box, not the story
     if el.find("a") is not None:
         return None
     inside, outside = _text_inside(el, ("b", "strong"))
-    text = text_of(el)
     if not inside or outside or not text or len(text.split()) > _BOLD_HEADING_MAX_WORDS:
         return None
     if _READER_COMMENTS.match(text):
         return text
-    if re.search(r"[.,;:!]['\"’”]?$", text) or is_author_line(text):
-        return None
+    if re.search(r"[.,;:!]['\"’”]?$", text) or is_author_line(text) or is_byline(text):
+        return None  # a byline in bold under a cross-head is not a second heading
     return text
 
 
@@ -223,7 +246,7 @@ def _walk_story(children: Iterable[object], heading: re.Pattern[str]) -> Iterato
         if heading.match(_tag_key(child)):
             yield _Block("heading", child, text_of(child))
             continue
-        if _skip_container(child):
+        if _skip_container(child) or (child.name in ("div", "section", "ul", "table") and _is_market_box(child)):
             continue
         if child.name == "p":
             inner = next((c for c in child.find_all(True) if heading.match(_tag_key(c))), None)
@@ -319,7 +342,7 @@ def _lines(el: Tag) -> list[str]:
 def is_furniture_text(text: str, el: Tag | None = None) -> bool:
     if _FURNITURE_TEXT.match(text):
         return True
-    if _BYLINE.match(text) and len(text.split()) <= 12:
+    if is_byline(text):
         return True
     return el is not None and bool(el.find("a")) and bool(_FOLLOW.match(text)) and len(text.split()) <= 12
 
@@ -542,10 +565,14 @@ def _stm_blocks(runs: list[tuple[Tag, bool]]) -> Iterator[_Block]:
         text = text_of(run)
         if not text:
             continue
+        if _READER_COMMENTS.match(text):  # its label, a link or not: the reader's words and name follow
+            yield _Block("heading", run, text)
+            continue
         cross = run.find(class_=re.compile("cross-?head"))
         bold_only = not _text_inside(run, ("b", "strong"))[1] and not run.find("a")
         if (cross is not None and text_of(cross) == text) or (
-                bold_only and len(text.split()) <= 12 and not re.search(r"[.,;:!]['\"’”]?$", text)):
+                bold_only and len(text.split()) <= 12 and not re.search(r"[.,;:!]['\"’”]?$", text)
+                and not is_byline(text)):
             yield _Block("heading", run, text)
         elif in_list:
             run.name = "li"
