@@ -82,6 +82,14 @@ class RetrieveParams(_DecompositionSource):
     questions: str = Field(description="StrategyQA-format JSON; e.g. ../shared/data/strategyqa/dev.json")
 
 
+class BuildNLQuADParams(StrictModel):
+    """Where the NLQuAD data set comes from (``build_nlquad`` stage)."""
+
+    source: Literal["crawl", "release"] = Field(
+        description="crawl: the extracted pages' question sub-headings; release: the NLQuAD release files in "
+                    "paths.build_nlquad.release_dir, with their own split")
+
+
 class SplitParams(StrictModel):
     """Article-level train/dev/test split of NLQuAD (``split`` stage)."""
 
@@ -327,6 +335,7 @@ class Params(StrictModel):
     discover: DiscoverParams
     crawl: CrawlParams
     extract: ExtractParams
+    build_nlquad: BuildNLQuADParams
     wiki: WikiParams
     search: SearchParams
     retrieve: RetrieveParams

@@ -63,6 +63,7 @@ INFRASTRUCTURE: frozenset[str] = frozenset({
     "discover.url_prefixes", "discover.article_pattern", "discover.exclude_pattern", "discover.page_size",
     *(f"crawl.{k}" for k in ("requests_per_minute", "autothrottle", "concurrency", "retries", "backoff_base_s",
                               "backoff_max_s", "timeout_s", "follow_depth", "contact")),
+    "build_nlquad.source",
     "extract.max_page_bytes", "extract.max_depth", "extract.max_elements", "extract.max_sections",
     "extract.bad_records",
     "wiki.dump", "wiki.workers", "wiki.max_document_bytes",

@@ -70,7 +70,8 @@ def calibrate(dataset: dict[str, Any], stats: dict[str, Any], naming_share: floa
                        "tolerance": f"within {LENGTH_TOLERANCE:.0%} of the paper's", "ok": ok})
     checks.append({"check": "questions_naming_their_answer_percent", "value": naming_share, "paper": None,
                    "tolerance": f"at most {NAMING_MAX:g}%", "ok": naming_share is not None and naming_share <= NAMING_MAX})
-    versus = bm25l_versus_random(dataset, window_words, seed) if stats["questions"] else {}
+    # a paired interval over articles needs two of them at least
+    versus = bm25l_versus_random(dataset, window_words, seed) if len(dataset["data"]) >= 2 else {}
     for figure, pair in versus.items():
         checks.append({"check": f"bm25l_minus_random_window_{figure}", "value": pair["difference"],
                        "ci95": pair["ci95"], "paper": PAPER_BM25L, "tolerance": "interval spans 0",
