@@ -112,9 +112,28 @@ def gpu_table(profile: dict) -> str:
     return caption + table(pairs, GPU_PROFILE, skip_missing=True)
 
 
+def calibration_table(report: dict) -> str:
+    """The NLQuAD build's calibration against the paper (``reports/nlquad.json``): each check, its value, the
+    paper's and the tolerance, and a line that says loudly when the build drifted."""
+    calibration = report["calibration"]
+    lines = ["| check | this build | paper | tolerance | within |", "|---|---|---|---|---|"]
+    for c in calibration["checks"]:
+        value = c["value"] if "ci95" not in c else f"{c['value']:+.1f} [{c['ci95'][0]:+.1f}, {c['ci95'][1]:+.1f}]"
+        paper = "-" if c["paper"] is None else c["paper"]
+        lines.append(f"| {c['check']} | {value} | {paper} | {c['tolerance']} | {'yes' if c['ok'] else '**NO**'} |")
+    verdict = ("Every check is within its tolerance." if calibration["within_tolerance"] else
+               f"**This build drifted outside the tolerances: {', '.join(calibration['drift'])}.** Its NLQuAD rows "
+               "carry a cue the paper's data lacks.")
+    return "\n".join(lines) + f"\n\n{verdict} ({report['documents']} documents, {report['questions']} questions; " \
+        f"{calibration['scope']}.)\n"
+
+
 def blocks(root: Path = ROOT) -> dict[str, str]:
     """Each README block's new text, by marker name; a block whose source is absent is left out."""
     out = {"results": table(json.loads((root / PATHS.compare.report).read_text(encoding="utf-8"))["pairs"])}
+    nlquad = json.loads((root / PATHS.build_nlquad.report).read_text(encoding="utf-8"))
+    if "calibration" in nlquad:
+        out["nlquad-calibration"] = calibration_table(nlquad)
     gpu = root / GPU_PROFILE
     if gpu.exists():
         out["gpu-results"] = gpu_table(json.loads(gpu.read_text(encoding="utf-8")))
