@@ -137,6 +137,41 @@ def test_the_import_refuses_params_that_differ_outside_training(repo):
         training_overrides(node, base)
 
 
+@pytest.mark.parametrize("key, value, error", [
+    ("max_steps", "${oc.env:AWS_SECRET_ACCESS_KEY}", "interpolation"),
+    ("max_steps", -5, "greater than or equal to 1"),
+    ("max_steps", [1, 2], "valid integer"),
+    ("learning_rate", "fast", "valid number"),
+])
+def test_the_import_refuses_node_values_the_schema_refuses(key, value, error):
+    """A node's training values pass the same checks as any run's: no ${...} (DVC would resolve it, the
+    importing user's secrets included, and commit the result), and every value valid by the params schema."""
+    from pipeline.offline.importer import ImportError_, training_overrides
+
+    base = yaml.safe_load((PROJECT_PARAMS).read_text())
+    node = yaml.safe_load((PROJECT_PARAMS).read_text())
+    node["quail_mc"][key] = value
+    with pytest.raises(ImportError_, match=error):
+        training_overrides(node, base)
+
+
+def test_the_import_refuses_a_yaml_bomb_and_an_oversized_archive(repo, tmp_path, monkeypatch):
+    from pipeline.offline import importer
+
+    bomb = b"a: &a [x, x, x, x, x, x, x, x, x]\n" + b"".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n".encode()
+        for i in range(8))
+    _tar(tmp_path / "results.tar.gz", {"params.yaml": bomb})
+    (tmp_path / "gpu_profile.json").write_text(json.dumps({"device": "NVIDIA H100"}))
+    with pytest.raises(importer.ImportError_, match="anchors and aliases"):
+        importer.import_results(tmp_path, name="bomb", root=repo)
+    assert subprocess.run(["git", "rev-parse", "--verify", "--quiet", "refs/heads/gpu/bomb"], cwd=repo).returncode != 0
+    monkeypatch.setattr(importer, "MAX_TOTAL_BYTES", 1000)
+    _tar(tmp_path / "results.tar.gz", {"params.yaml": b"a: 1\n", "reports/compare.json": b" " * 999})
+    with pytest.raises(importer.ImportError_, match="in all, over 1000"):
+        importer.read_results(tmp_path, importer.node_files(repo)[1])
+
+
 def _env(extra: dict[str, str]) -> dict[str, str]:
     venv = str(Path(sys.executable).parent)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "QA_PIPELINE_ES", "PYTHONPATH"))}

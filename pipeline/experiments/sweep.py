@@ -61,7 +61,7 @@ def check_name(name: Any, what: str = "experiment name") -> str:
     return name
 
 
-def _check_value(key: str, value: Any) -> None:
+def check_value(key: str, value: Any) -> None:
     """Plain values only: a string with resolver syntax would be filled in by Hydra on the worker (its
     secrets included) and written into the experiment's params.yaml."""
     if isinstance(value, str):
@@ -71,7 +71,7 @@ def _check_value(key: str, value: Any) -> None:
         for v in value:
             if isinstance(v, (list, dict)):
                 raise SweepError(f"{key}: lists of plain values only, got {value!r}")
-            _check_value(key, v)
+            check_value(key, v)
     elif isinstance(value, dict):
         raise SweepError(f"{key}: a mapping is not a params value here, got {value!r}")
     elif value is not None and not isinstance(value, (bool, int, float)):
@@ -103,7 +103,7 @@ def grid_points(grid: dict[str, list[Any]], params_file: Path = PROJECT_PARAMS_F
         raise SweepError(f"grid: {size} points, more than {MAX_GRID_POINTS}; split the sweep")
     for key, values in grid.items():
         for value in values:
-            _check_value(key, value)
+            check_value(key, value)
     infrastructure = sorted(k for k in grid if k in INFRASTRUCTURE)
     if infrastructure:  # science only: a run never chooses paths, hosts, ports, devices or modules
         try:

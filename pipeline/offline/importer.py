@@ -23,6 +23,7 @@ from. On a GPU's results, both files are also written to the workspace, to commi
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import re
 import subprocess
@@ -34,12 +35,18 @@ from typing import Any
 
 import yaml
 
+from pydantic import ValidationError
+
+from pipeline.common.plain_yaml import PlainYAMLError, load_plain_yaml
 from pipeline.experiments.overrides import override
+from pipeline.experiments.sweep import SweepError, check_value
 from pipeline.offline.bundle import MODEL_KEYS, ROOT, START_MODEL, node_files
+from pipeline.params import Params, format_validation_error
 from pipeline.params_trust import INFRASTRUCTURE, PROFILE_SECTIONS, NotRunSettable, check_run_settable
 
 TRAINING_SECTIONS = PROFILE_SECTIONS
 MAX_MEMBER_BYTES = 64 * 2**20
+MAX_TOTAL_BYTES = 256 * 2**20  # all members together: a node's outputs are a few MiB
 MAX_MEMBERS = 20_000
 PROFILE_FILE = "benchmarks/results/gpu_profile.json"
 PREDICTIONS_FILE = "benchmarks/results/gpu_predictions.json"
@@ -70,6 +77,9 @@ def read_results(folder: Path, outputs: list[str]) -> tuple[dict[str, bytes], di
         members = tar.getmembers()
         if len(members) > MAX_MEMBERS:
             raise ImportError_(f"{archive}: {len(members)} entries, more than {MAX_MEMBERS}")
+        total = sum(m.size for m in members if m.isfile())
+        if total > MAX_TOTAL_BYTES:
+            raise ImportError_(f"{archive}: {total} bytes in all, over {MAX_TOTAL_BYTES}: not a node's outputs")
         for m in members:
             if m.isdir():
                 continue
@@ -107,8 +117,18 @@ def training_overrides(node_params: dict, base_params: dict) -> list[str]:
                 overrides.append(override(name, value))
     try:  # the archive is a stranger's file: it may change the science, like a run, and nothing else
         check_run_settable(chosen, "the node's params")
-    except NotRunSettable as exc:
+        for name, value in chosen.items():
+            check_value(name, value)  # no ${...}: DVC would resolve it here, secrets included, and commit it
+    except (NotRunSettable, SweepError) as exc:
         raise ImportError_(str(exc)) from None
+    merged = copy.deepcopy(base_params)
+    for name, value in chosen.items():
+        section, key = name.split(".", 1)
+        merged[section][key] = value
+    try:  # every value valid for its key, as the params schema says (a negative step count, a list for a number)
+        Params.model_validate(merged)
+    except ValidationError as exc:
+        raise ImportError_(format_validation_error(exc, "the node's params")) from None
     return overrides
 
 
@@ -162,7 +182,13 @@ def import_results(folder: Path, name: str | None = None, base: str = "HEAD", ro
                       capture_output=True).returncode == 0:
         raise ImportError_(f"branch {branch} exists: choose another --name (nothing was changed)")
     base_params = yaml.safe_load(_git(["show", f"{base}:params.yaml"], root))
-    overrides = training_overrides(yaml.safe_load(files["params.yaml"]), base_params)
+    try:
+        node_params = load_plain_yaml(files["params.yaml"], f"{folder}: results.tar.gz params.yaml")
+    except PlainYAMLError as exc:
+        raise ImportError_(str(exc)) from None
+    if not isinstance(node_params, dict) or any(not isinstance(v, dict) for v in node_params.values()):
+        raise ImportError_(f"{folder}: the node's params.yaml is not a mapping of sections")
+    overrides = training_overrides(node_params, base_params)
     gpu = not profile["device"].startswith("cpu")
     predictions = gathered_predictions(files, profile)
     with tempfile.TemporaryDirectory(prefix="gpu-import-") as tmp:
