@@ -1,104 +1,148 @@
 """``python -m flows.worker --pool qa-pipeline --work-queue points``: a Prefect process worker that runs only
-what this checkout deployed.
+what this checkout holds.
 
-Anyone who can reach the Prefect API can create a deployment, edit one, or edit the work pool's job template:
-Prefect's worker then runs whatever the API describes (a ``run_shell_script`` pull step, another entrypoint,
-a job template with a free ``command``) with the worker's environment, secrets included. This worker compares
-every flow run, before starting anything, with what the worker itself holds:
+Anyone who can reach the Prefect API can create a deployment, edit one, or edit the work pool's job template,
+at any moment: Prefect's own worker builds each job from the pool's template and the deployment's variables as
+the server has them, and its engine process then loads the flow by the deployment's pull steps and entrypoint,
+read from the server again. Checking those objects first is a race (a PATCH between the check and the read wins).
+So this worker reads nothing from the server that could choose code, a folder or an environment:
 
-* the run's deployment must be one of this checkout's ``prefect.yaml`` deployments, with the same entrypoint
-  and the same pull steps (the file's, ``{{ $VAR }}`` filled from this worker's environment);
-* the pool's base job template must equal ``infra/prefect/process-job-template.json`` of this checkout, and
-  the job configuration built from it must run Prefect's own command (no ``command`` of the API's choosing).
+* the job is built from this checkout's ``infra/prefect/process-job-template.json`` with no values from the
+  server (no pool template, no deployment or run job variables): the worker's own environment, Prefect's run
+  variables, the checkout as working folder;
+* it runs :mod:`flows.checkout_engine`, which loads the flow from the entrypoint this checkout's
+  ``prefect.yaml`` gives the run's deployment name, and never a pull step;
+* what the server still decides is which of this checkout's deployments runs, and with which parameters (each
+  flow validates its own: science values only). A run whose deployment name or flow is not one of the
+  checkout's is marked Crashed with the reason, and nothing of it runs.
 
-A run that differs is marked Crashed with the difference in its message, and nothing of it runs. The
-checkout is ``$QA_PIPELINE_CHECKOUT`` (the same variable prefect.yaml's pull step uses), else this one.
+The checkout is ``$QA_PIPELINE_CHECKOUT`` (the same variable prefect.yaml's pull step uses), else this one.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import contextlib
+import importlib
 import os
-import re
 import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
+import anyio
 import yaml
-from prefect.workers.process import ProcessWorker
+from prefect.utilities.processutils import command_to_string
+from prefect.workers.process import ProcessWorker, ProcessWorkerResult
 
 TEMPLATE = Path("infra/prefect/process-job-template.json")
-# what Prefect's own job configuration runs: the base command, and the process worker's own interpreter
-PREFECT_COMMANDS = ("prefect flow-run execute", f"{sys.executable} -m prefect.engine")
-_ENV_VAR = re.compile(r"\{\{\s*\$([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+ENGINE_MODULE = "flows.checkout_engine"
 
 
 class RefusedRun(RuntimeError):
-    """A flow run whose deployment or job template is not what this worker's checkout deployed."""
+    """A flow run whose deployment is not one of this worker's checkout."""
 
 
 def checkout() -> Path:
     return Path(os.environ.get("QA_PIPELINE_CHECKOUT") or Path(__file__).resolve().parents[1]).resolve()
 
 
-def _fill_env(value: Any) -> Any:
-    """``{{ $VAR }}`` from this process's environment, as ``prefect deploy`` fills it."""
-    if isinstance(value, str):
-        return _ENV_VAR.sub(lambda m: os.environ.get(m.group(1), ""), value)
-    if isinstance(value, list):
-        return [_fill_env(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _fill_env(v) for k, v in value.items()}
-    return value
-
-
-def expected_deployments(root: Path) -> dict[str, dict[str, Any]]:
-    """``{name: {"entrypoint", "pull_steps"}}`` from the checkout's prefect.yaml."""
+def checkout_entrypoints(root: Path) -> dict[str, str]:
+    """``{deployment name: entrypoint}`` from the checkout's prefect.yaml."""
     spec = yaml.safe_load((root / "prefect.yaml").read_text(encoding="utf-8"))
-    default_pull = spec.get("pull") or []
-    return {d["name"]: {"entrypoint": d["entrypoint"], "pull_steps": d.get("pull", default_pull)}
-            for d in spec.get("deployments") or []}
+    return {d["name"]: d["entrypoint"] for d in spec.get("deployments") or []}
 
 
-def expected_template(root: Path) -> dict[str, Any]:
-    return json.loads((root / TEMPLATE).read_text(encoding="utf-8"))
+def load_checkout_flow(root: Path, entrypoint: str):
+    """The flow object at ``entrypoint`` (``flows/sweep.py:experiment_point``), imported as a module of the
+    checkout: the code is the checkout's, whatever the server says."""
+    path, _, name = entrypoint.partition(":")
+    module = path.removesuffix(".py").replace("/", ".")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return getattr(importlib.import_module(module), name)
 
 
-def check_run(deployment: Any, base_job_template: dict[str, Any], command: str | None, root: Path) -> None:
-    """Raise :class:`RefusedRun` naming what differs from the checkout; return when all is as deployed."""
-    if deployment is None:
+def checkout_flow_for(deployment_name: str | None, flow_name: str | None, root: Path):
+    """The checkout's flow for a run of deployment ``deployment_name`` of flow ``flow_name``, or
+    :class:`RefusedRun`: the name must be in prefect.yaml and the flow must be the one its entrypoint defines
+    (a deployment of that name made under another flow is not the checkout's)."""
+    if deployment_name is None:
         raise RefusedRun("the flow run has no deployment: this worker runs only its checkout's deployments")
-    wanted = expected_deployments(root).get(deployment.name)
-    if wanted is None:
-        raise RefusedRun(f"deployment {deployment.name!r} is not in {root / 'prefect.yaml'}")
-    if deployment.entrypoint != wanted["entrypoint"]:
-        raise RefusedRun(f"deployment {deployment.name!r}: entrypoint {deployment.entrypoint!r} on the server, "
-                         f"{wanted['entrypoint']!r} in prefect.yaml")
-    pulled = deployment.pull_steps or []
-    if pulled not in (wanted["pull_steps"], _fill_env(wanted["pull_steps"])):
-        raise RefusedRun(f"deployment {deployment.name!r}: its pull steps on the server differ from prefect.yaml's "
-                         f"({json.dumps(pulled)[:300]})")
-    if base_job_template != expected_template(root):
-        raise RefusedRun(f"the work pool's base job template differs from {TEMPLATE}")
-    if command not in (None, "", *PREFECT_COMMANDS):
-        raise RefusedRun(f"the job configuration sets a command ({command[:100]!r}); this worker runs Prefect's own")
+    entrypoint = checkout_entrypoints(root).get(deployment_name)
+    if entrypoint is None:
+        raise RefusedRun(f"deployment {deployment_name!r} is not in {root / 'prefect.yaml'}")
+    flow = load_checkout_flow(root, entrypoint)
+    if flow.name != flow_name:
+        raise RefusedRun(f"deployment {deployment_name!r} belongs to flow {flow_name!r} on the server; prefect.yaml "
+                         f"deploys it for flow {flow.name!r} ({entrypoint})")
+    return flow
+
+
+def engine_command() -> str:
+    return command_to_string([sys.executable, "-m", ENGINE_MODULE])
 
 
 with warnings.catch_warnings():  # it takes the "process" type's place, which is the point
     warnings.simplefilter("ignore", UserWarning)
 
     class CheckedProcessWorker(ProcessWorker):
-        """Prefect's process worker, checking each run against the checkout first (:func:`check_run`)."""
+        """Prefect's process worker, running each run's flow from the checkout with the checkout's job."""
 
-        async def run(self, flow_run, configuration, task_status=None):
+        async def _checkout_flow(self, flow_run):
             deployment = (await self.client.read_deployment(flow_run.deployment_id)
                           if flow_run.deployment_id else None)
-            pool = await self.client.read_work_pool(self._work_pool_name)  # now, not the worker's cached copy
-            check_run(deployment, pool.base_job_template, configuration.command, checkout())
-            return await super().run(flow_run, configuration, task_status)
+            flow = await self.client.read_flow(deployment.flow_id) if deployment is not None else None
+            return checkout_flow_for(deployment.name if deployment else None, flow.name if flow else None, checkout())
+
+        async def checkout_configuration(self, flow_run):
+            """The job of a run, from the checkout's template alone (no server values), running the checkout's
+            engine in the checkout."""
+            import json
+
+            root = checkout()
+            template = json.loads((root / TEMPLATE).read_text(encoding="utf-8"))
+            configuration = await self.job_configuration.from_template_and_values(
+                base_job_template=template, values={}, client=self.client)
+            configuration.command = engine_command()
+            configuration.working_dir = root
+            configuration.prepare_for_flow_run(flow_run=flow_run, worker_name=self.name, worker_id=self.backend_id)
+            return configuration
+
+        async def run(self, flow_run, configuration, task_status=None) -> ProcessWorkerResult:
+            from prefect.runner._flow_run_executor import FlowRunExecutorContext
+            from prefect.runner._starter_engine import EngineCommandStarter
+
+            await self._checkout_flow(flow_run)  # refused here (Crashed, with the reason) unless it is ours
+            own = await self.checkout_configuration(flow_run)  # the server's configuration is not used
+
+            async def resolve_flow(run):  # for crash and cancellation hooks: the checkout's flow, never a pull
+                return await self._checkout_flow(run)
+
+            if task_status is None:
+                task_status = anyio.TASK_STATUS_IGNORED
+            execution = None
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                async with FlowRunExecutorContext() as ctx:
+                    starter = EngineCommandStarter(command=own.command, cwd=Path(own.working_dir), env=own.env,
+                                                   stream_output=own.stream_output, control_channel=ctx.control_channel)
+                    executor = ctx.create_executor(flow_run, starter, resolve_flow=resolve_flow,
+                                                   propose_submitting=False)
+
+                    async def execute(*, task_status=anyio.TASK_STATUS_IGNORED) -> None:
+                        nonlocal execution
+                        execution = await executor.submit(task_status=task_status)
+
+                    async with anyio.create_task_group() as group:
+                        handle = await group.start(execute)
+                        if handle.pid is None:
+                            raise RuntimeError("Flow run process has no PID")
+                        task_status.started(handle.pid)
+            if execution is None or execution.status_code is None:
+                raise RuntimeError("Failed to start flow run process.")
+            return ProcessWorkerResult(status_code=execution.status_code, identifier=str(execution.handle.pid))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -275,15 +275,23 @@ def test_hostile_experiment_points_sent_to_the_server_run_nothing(team, prefect,
 
 
 def test_an_api_caller_cannot_deploy_code_to_the_workers(team, prefect, repo, tmp_path):
-    """Anyone who reaches the API can create a deployment, edit one, or edit the pool's job template; Prefect's
-    own worker would run each with its secrets. The project's worker checks every run against its checkout's
-    prefect.yaml and job template first: each of these runs ends Crashed and nothing of it runs."""
+    """Anyone who reaches the API can create a deployment, edit one, or edit the pool's job template, and can time
+    an edit to the moment a run shows Pending; Prefect's own worker would run what the server then says, with the
+    worker's secrets. The project's worker builds every job from its checkout and loads the flow from the
+    checkout's prefect.yaml: a deployment not in it ends Crashed, and for the checkout's own deployments a shell
+    pull step, another entrypoint, a job template with a command or with ``env`` (a PYTHONPATH holding a
+    ``sitecustomize.py``), patched in before the run or the moment it shows Pending, run nothing of theirs. The runs
+    ask for a point the checkout's flow refuses, so each ends Failed by the checkout's own check, quickly."""
     root, store = team["root"], team["store"]
     marker = tmp_path / "pwned"
     env = _env(team["env"], **_aws(store), QA_PIPELINE_CHECKOUT=str(repo), QA_PIPELINE_SWEEP_REPO=str(team["origin"]),
                QA_PIPELINE_SWEEP_WORKDIR=str(tmp_path / "work"), PYTHONPATH=str(repo),
                QA_PIPELINE_ES_PASSWORD="worker-secret")
     (tmp_path / "work").mkdir()
+    evil_path = tmp_path / "evil-site"
+    evil_path.mkdir()
+    (evil_path / "sitecustomize.py").write_text(
+        f"import os\nopen({str(marker)!r}, 'a').write(os.environ.get('QA_PIPELINE_ES_PASSWORD', '') + '\\n')\n")
     prefect_bin = str(Path(sys.executable).with_name("prefect"))
     template = json.loads((repo / "infra/prefect/process-job-template.json").read_text())
     sh([prefect_bin, "work-pool", "create", "qa-pipeline", "--type", "process", "--base-job-template",
@@ -297,14 +305,33 @@ def test_an_api_caller_cannot_deploy_code_to_the_workers(team, prefect, repo, tm
         r = prefect_http.request("PATCH", api + path, json=body, timeout=30)
         assert r.status_code < 300, (path, r.status_code, r.text[:300])
 
-    def run_of(deployment_id: str, label: str) -> str:
+    def run_of(deployment_id: str, label: str) -> str:  # a point the checkout's flow refuses: no clone, no DVC
         return _api(prefect, "POST", f"/deployments/{deployment_id}/create_flow_run",
-                    {"parameters": {"point": {"quail.pmi_window": 5}, "name": label}, "name": label})["id"]
+                    {"parameters": {"point": {"quail.pmi_window": "${oc.env:HOME}"}, "name": label},
+                     "name": label})["id"]
+
+    def when_pending(run_id: str, then) -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if _api(prefect, "GET", f"/flow_runs/{run_id}")["state_type"] != "SCHEDULED":
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
+        then()
 
     flow = _api(prefect, "POST", "/flows/", {"name": "experiment-point"})
     evil = _api(prefect, "POST", "/deployments/", {
         "name": "evil", "flow_id": flow["id"], "entrypoint": "flows/sweep.py:experiment_point", "pull_steps": shell,
         "work_pool_name": "qa-pipeline", "work_queue_name": "points"})
+    other = _api(prefect, "POST", "/flows/", {"name": "not-ours"})
+    squatter = _api(prefect, "POST", "/deployments/", {
+        "name": "point", "flow_id": other["id"], "entrypoint": "flows/sweep.py:experiment_point",
+        "pull_steps": shell, "work_pool_name": "qa-pipeline", "work_queue_name": "points"})
+    env_template = json.loads(json.dumps(template))
+    env_template["job_configuration"]["env"] = {"PYTHONPATH": str(evil_path)}
+    command_template = json.loads(json.dumps(template))
+    command_template["job_configuration"]["command"] = "{{ command }}"
+    command_template["variables"]["properties"]["command"] = {"type": "string", "default": f"touch {marker}"}
     log = (tmp_path / "guard.log").open("wb")
     worker = subprocess.Popen([sys.executable, "-m", "flows.worker", "--pool", "qa-pipeline", "--work-queue", "points",
                                "--limit", "1", "--name", "guard"], cwd=tmp_path, env=env, stdout=log,
@@ -316,32 +343,44 @@ def test_an_api_caller_cannot_deploy_code_to_the_workers(team, prefect, repo, tm
             run = _api(prefect, "GET", f"/flow_runs/{run_id}")
             if run["state_type"] in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
                 return run
-            time.sleep(2)
+            time.sleep(1)
         raise AssertionError("the run never ended:\n" + (tmp_path / "guard.log").read_text(errors="replace")[-3000:])
 
+    outcomes = {}
     try:
-        outcomes = {"new deployment with a shell pull step": ends(run_of(evil["id"], "evil-new"))}
-        patch(f"/deployments/{point['id']}", {"pull_steps": shell})
-        outcomes["pull step patched in"] = ends(run_of(point["id"], "evil-pull"))
-        patch(f"/deployments/{point['id']}", {"pull_steps": point["pull_steps"], "entrypoint": "flows/rebuild.py:rebuild"})
-        outcomes["entrypoint patched"] = ends(run_of(point["id"], "evil-entry"))
-        patch(f"/deployments/{point['id']}", {"entrypoint": point["entrypoint"]})
-        free = json.loads(json.dumps(template))
-        free["job_configuration"]["command"] = "{{ command }}"
-        free["variables"]["properties"]["command"] = {"type": "string", "default": f"touch {marker}"}
-        patch("/work_pools/qa-pipeline", {"base_job_template": free})
-        outcomes["job template patched"] = ends(run_of(point["id"], "evil-template"))
+        outcomes["new deployment with a shell pull step"] = ends(run_of(evil["id"], "evil-new"))
+        outcomes["a prefect.yaml name under another flow"] = ends(run_of(squatter["id"], "evil-squat"))
+        patch(f"/deployments/{point['id']}", {"pull_steps": shell, "entrypoint": "flows/rebuild.py:rebuild"})
+        outcomes["pull step and entrypoint patched"] = ends(run_of(point["id"], "evil-pull"))
+        patch(f"/deployments/{point['id']}", {"pull_steps": point["pull_steps"], "entrypoint": point["entrypoint"]})
+        patch("/work_pools/qa-pipeline", {"base_job_template": command_template})
+        outcomes["job template with a command"] = ends(run_of(point["id"], "evil-command"))
         patch("/work_pools/qa-pipeline", {"base_job_template": template})
+        for i in range(3):  # the timed attacks: patched in before the run, patched back the moment it is Pending
+            patch("/work_pools/qa-pipeline", {"base_job_template": env_template})
+            run = run_of(point["id"], f"evil-env-{i}")
+            when_pending(run, lambda: patch("/work_pools/qa-pipeline", {"base_job_template": template}))
+            outcomes[f"pool env timed {i}"] = ends(run)
+            run = run_of(point["id"], f"evil-pull-timed-{i}")
+            when_pending(run, lambda: patch(f"/deployments/{point['id']}", {"pull_steps": shell}))
+            outcomes[f"pull step timed {i}"] = ends(run)
+            patch(f"/deployments/{point['id']}", {"pull_steps": point["pull_steps"]})
     finally:
         stop_process_group(worker, timeout=20)
         log.close()
     guard_log = (tmp_path / "guard.log").read_text(errors="replace")
     states = {k: (r["state_type"], (r["state"] or {}).get("message", "")) for k, r in outcomes.items()}
-    assert all(state == "CRASHED" for state, _ in states.values()), (states, guard_log[-4000:])
+    assert not marker.exists(), (marker.read_text(), states)  # no pull step, command or sitecustomize ran
+    assert not list((tmp_path / "work").iterdir())  # nothing was cloned
+    for refused in ("new deployment with a shell pull step", "a prefect.yaml name under another flow"):
+        assert states[refused][0] == "CRASHED", (states, guard_log[-4000:])
     assert "is not in" in states["new deployment with a shell pull step"][1]
-    assert "pull steps" in states["pull step patched in"][1] and "entrypoint" in states["entrypoint patched"][1]
-    assert "job template" in states["job template patched"][1]
-    assert not marker.exists() and not list((tmp_path / "work").iterdir())  # nothing ran, nothing was cloned
+    assert "belongs to flow 'not-ours'" in states["a prefect.yaml name under another flow"][1]
+    ran_checkout = {k: v for k, v in states.items() if k not in ("new deployment with a shell pull step",
+                                                                 "a prefect.yaml name under another flow")}
+    # the checkout's flow ran and refused the point itself
+    assert all(state == "FAILED" for state, _ in ran_checkout.values()), (states, guard_log[-4000:])
+    assert "interpolation" in guard_log
 
 
 @pytest.mark.parametrize("kind,template", [("process", "process-job-template.json"),
