@@ -109,6 +109,14 @@ def gpu_table(profile: dict) -> str:
                     "with the gold decompositions, so it is shown as IR-ORA-D (`qa_ir_ora_d`), and its intervals "
                     "resample questions (QuAIL's and NLQuAD's are narrower than a text- or article-level "
                     "interval would be).\n\n")
+    calibration = (profile.get("source") or {}).get("nlquad_calibration")
+    if calibration is None:
+        caption += ("Its NLQuAD rows come from an earlier offline sample whose question headings named their answer "
+                    "section (71.5% of questions) and whose documents fit one window: they are not comparable with "
+                    "the calibrated sample's rows above.\n\n")
+    elif not calibration.get("within_tolerance"):
+        caption += (f"Its NLQuAD build drifted outside the calibration's tolerances "
+                    f"({', '.join(calibration.get('drift') or [])}).\n\n")
     return caption + table(pairs, GPU_PROFILE, skip_missing=True)
 
 

@@ -149,9 +149,15 @@ def source_state(root: Path, params: Path) -> dict[str, Any]:
         proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
         return proc.stdout.strip() if proc.returncode == 0 else ""
 
+    from pipeline.common.layout import PATHS
+
+    nlquad = root / PATHS.build_nlquad.report  # the NLQuAD build the node trains on: calibrated, or drifted
+    calibration = (json.loads(nlquad.read_text(encoding="utf-8")).get("calibration") or {}) if nlquad.exists() else {}
     return {"commit": git("rev-parse", "HEAD") or None,
             "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
-            "params_sha256": hashlib.sha256(params.read_bytes()).hexdigest()}
+            "params_sha256": hashlib.sha256(params.read_bytes()).hexdigest(),
+            "nlquad_calibration": {k: calibration[k] for k in ("within_tolerance", "drift") if k in calibration}
+            or None}
 
 
 def _copy_inputs(root: Path, dest: Path, inputs: list[str]) -> None:
