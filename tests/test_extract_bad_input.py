@@ -236,3 +236,36 @@ def test_articles_without_a_question_fail_build_and_split(tmp_path, monkeypatch,
     PATHS.build_nlquad.dataset.write_text(json.dumps({"version": "x", "data": []}))
     with pytest.raises(ValueError, match="holds no article with a question"):
         split.run(params)
+
+
+def test_inflation_bombs_are_rejected_in_bounded_memory(small_sample, tmp_path):
+    """Two records of a few hundred KB that inflate to 200 MB each: a gzip member of zeros, and a page whose HTTP
+    Content-Encoding is gzip. Each is rejected as too_large (extract.max_page_bytes, 5 MB) without being held
+    whole (warcio inflates a Content-Encoding 16 KB of input at a time: tens of MB at most, whatever the bomb's
+    size), and the real pages after them are extracted."""
+    import gzip
+    import io
+    import tracemalloc
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    zeros = b"<html>" + b"\0" * 200_000_000
+    path = tmp_path / "bombs.warc.gz"
+    with path.open("wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        for url, body, headers in ((f"{URL}1", zeros, []),
+                                   (f"{URL}2", gzip.compress(zeros, 9), [("Content-Encoding", "gzip")])):
+            http = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), *headers], protocol="HTTP/1.1")
+            writer.write_record(writer.create_warc_record(url, "response", payload=io.BytesIO(body),
+                                                          http_headers=http))
+        fh.write((small_sample / WARC_NAME).read_bytes())
+    assert path.stat().st_size < 3_000_000
+    tracemalloc.start()
+    try:
+        rows, counts = extract_articles(path, project_section("extract"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert counts["rejected_too_large"] == 2 and rows
+    assert peak < 64_000_000, peak  # never a 200 MB page in memory

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import zlib
 from collections import Counter
 from collections.abc import Iterator
@@ -36,13 +37,22 @@ class EmptyWarcError(ValueError):
 
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _CHUNK = 1 << 16
+_HEADROOM = 1 << 20  # a record's WARC and HTTP headers beside its page
+_HEADER = re.compile(rb"^(WARC-Target-URI|WARC-Date):[ \t]*([^\r\n]*)", re.MULTILINE)
 
 
-def _gzip_members(fh: BinaryIO, path: Path, lost: list[dict] | None) -> Iterator[tuple[int, bytes]]:
+class TooLarge(bytes):
+    """The first bytes of a record whose inflated size passed the limit: its headers, not its page."""
+
+
+def _gzip_members(fh: BinaryIO, path: Path, lost: list[dict] | None,
+                  max_member: int | None = None) -> Iterator[tuple[int, bytes]]:
     """``(offset, decompressed member)`` for each gzip member, checked against its CRC. warcio stops
     silently at a truncated record and skips a corrupt one with a message on stderr; here either raises
     :class:`CorruptWarcError`, or, with ``lost`` given, is recorded there and reading resumes at the next
-    gzip header."""
+    gzip header. A member that inflates past ``max_member`` bytes is inflated on in bounded steps with the
+    output dropped, and comes out as :class:`TooLarge` holding its first bytes (a 23 KB record of zeros would
+    otherwise become gigabytes in memory)."""
     data = b""
     offset = 0  # file offset of data[0]
     eof = False
@@ -54,23 +64,32 @@ def _gzip_members(fh: BinaryIO, path: Path, lost: list[dict] | None) -> Iterator
             return
         d = zlib.decompressobj(31)
         out: list[bytes] = []
+        size, over = 0, False
         pos = 0  # bytes of ``data`` fed to this member
         error = None
         while not d.eof:
-            if pos == len(data):
+            if pos == len(data) and not d.unconsumed_tail:  # all fed, none held back by the output limit
                 more = fh.read(_CHUNK)
                 if not more:
                     error = "truncated: the file ends inside this record"
                     break
                 data += more
             try:
-                out.append(d.decompress(data[pos:]))
+                chunk = d.decompress(d.unconsumed_tail or data[pos:], _CHUNK)
             except zlib.error as exc:
                 error = f"corrupt gzip data ({exc})"
                 break
-            pos = len(data) - len(d.unused_data)
+            if d.eof or not d.unconsumed_tail:  # at the end zlib leaves the leftover in both
+                pos = len(data) - len(d.unused_data)
+            size += len(chunk)
+            if not over:
+                out.append(chunk)
+                if max_member is not None and size > max_member:
+                    over = True
+                    out = [b"".join(out)[:_CHUNK]]  # its headers, for the record's URL and date
         if error is None:
-            yield offset, b"".join(out)
+            member = b"".join(out)
+            yield offset, TooLarge(member) if over else member
             data, offset = data[pos:], offset + pos
             continue
         if lost is None:
@@ -87,23 +106,50 @@ def _gzip_members(fh: BinaryIO, path: Path, lost: list[dict] | None) -> Iterator
         data, offset = data[nxt:], offset + nxt
 
 
-def iter_warc_pages(warc: Path, lost: list[dict] | None = None) -> Iterator[tuple[str, str, bytes]]:
+def _timestamp(date: str) -> str:
+    return "".join(ch for ch in date if ch.isdigit())[:14]
+
+
+def _read_bounded(stream, max_bytes: int | None) -> bytes | None:
+    """The whole stream, or None once it passes ``max_bytes``: a Content-Encoding bomb inflates as it is read,
+    so no more than the limit and one chunk is ever held."""
+    if max_bytes is None:
+        return stream.read()
+    parts, size = [], 0
+    while True:
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            return b"".join(parts)
+        size += len(chunk)
+        if size > max_bytes:
+            return None
+        parts.append(chunk)
+
+
+def iter_warc_pages(warc: Path, lost: list[dict] | None = None,
+                    max_bytes: int | None = None) -> Iterator[tuple[str, str, bytes | None]]:
     """``(url, timestamp, body)`` of every response record, each gzip member checked whole (see
-    :func:`_gzip_members`); an uncompressed ``.warc`` is read as it is."""
+    :func:`_gzip_members`); an uncompressed ``.warc`` is read as it is. With ``max_bytes``, a record whose page
+    (after its HTTP ``Content-Encoding``) or whose gzip member is larger comes out with ``body`` None, having
+    held no more than about that much in memory."""
     with warc.open("rb") as fh:
         if warc.suffix != ".gz":
             members: Iterator[tuple[int, bytes | None]] = iter([(0, None)])
         else:
-            members = _gzip_members(fh, warc, lost)
+            members = _gzip_members(fh, warc, lost, None if max_bytes is None else max_bytes + _HEADROOM)
         for offset, member in members:
+            if isinstance(member, TooLarge):
+                headers = {k.decode(): v.decode("utf-8", "replace") for k, v in _HEADER.findall(member)}
+                yield headers.get("WARC-Target-URI") or f"{warc}@{offset}", _timestamp(headers.get("WARC-Date", "")), None
+                continue
             stream = fh if member is None else io.BytesIO(member)
             try:
                 for rec in ArchiveIterator(stream):
                     if rec.rec_type != "response":
                         continue
-                    date = rec.rec_headers.get_header("WARC-Date") or ""
-                    ts = "".join(ch for ch in date if ch.isdigit())[:14]
-                    yield rec.rec_headers.get_header("WARC-Target-URI"), ts, rec.content_stream().read()
+                    ts = _timestamp(rec.rec_headers.get_header("WARC-Date") or "")
+                    body = _read_bounded(rec.content_stream(), max_bytes)
+                    yield rec.rec_headers.get_header("WARC-Target-URI"), ts, body
             except ArchiveLoadFailed as exc:
                 if lost is None:
                     raise CorruptWarcError(f"{warc}: record at byte offset {offset}: not a WARC record ({exc})") from None
@@ -171,8 +217,12 @@ def extract_articles(warc: Path, params: ExtractParams, eras: EraTally | None = 
     lost: list[dict] | None = [] if params.bad_records == "skip" else None
     limits = PageLimits.of(params)
     log = get_logger()
-    for url, ts, body in progress(iter_warc_pages(warc, lost), "extract", unit="page"):
+    for url, ts, body in progress(iter_warc_pages(warc, lost, params.max_page_bytes), "extract", unit="page"):
         counts["pages"] += 1
+        if body is None:  # larger than extract.max_page_bytes, never held whole
+            counts["rejected_too_large"] += 1
+            eras.page(ts, None, "too_large")
+            continue
         try:
             ex = extract_page(body, url, limits)
         except Exception as exc:  # one page never sinks the stage
