@@ -87,10 +87,16 @@ def test_aggregation_takes_earliest_start_to_latest_end():
     assert aggregate_windows([None, None]) is None
     preds = predict_from_logits(
         example_index=[0, 0, 1], offsets=[[None, (0, 3), (4, 7)], [None, (4, 7), (8, 11)], [None, (0, 3), (4, 7)]],
-        start_logits=[[0, 5, 0], [0, 5, 0], [9, 0, 0]], end_logits=[[0, 5, 0], [0, 0, 5], [9, 0, 0]],
+        start_logits=[[0, 5, 0], [0, 5, 0], [9, 1, 0]], end_logits=[[0, 5, 0], [0, 0, 5], [9, 1, 0]],
         contexts=["abc def ghi", "abc def ghi"], n_best=20, max_answer_tokens=512)
     assert preds[0] == {"text": "abc def ghi", "start": 0, "end": 11}  # window 1: 0-3, window 2: 4-11
-    assert preds[1] == {"text": "", "start": 0, "end": 0}  # every window empty
+    # every window empty: the best span of the window nearest to answering (no-answer 18, its best 1 + 1)
+    assert preds[1] == {"text": "abc", "start": 0, "end": 3}
+    preds = predict_from_logits(
+        example_index=[0, 0], offsets=[[None, (0, 3), (4, 7)], [None, (4, 7), (8, 11)]],
+        start_logits=[[9, 1, 0], [5, 0, 4]], end_logits=[[9, 1, 0], [5, 0, 4]],
+        contexts=["abc def ghi"], n_best=20, max_answer_tokens=512)
+    assert preds[0]["text"] == "ghi"  # window 2 misses by 2 (8 vs 10), window 1 by 16 (2 vs 18)
 
 
 def test_longformer_windows_follow_on_without_losing_boundary_tokens(tokenizer):

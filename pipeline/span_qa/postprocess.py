@@ -3,8 +3,10 @@
 Per window: the best (start, end) among the ``n_best`` highest start and end logits, restricted to context
 tokens, end >= start and at most ``max_answer_tokens`` long (HF ``utils_qa.py``'s n-best search); the window
 is *empty* when the CLS (no-answer) score beats it. Per question: the span from the earliest start to the
-latest end among non-empty windows; empty when every window is empty. Longformer sees the whole document
-in one window, so the same code yields its single span.
+latest end among non-empty windows. Every NLQuAD question has an answer, so when every window is empty the
+question gets the best span of the window where it came closest to the no-answer score (a model that has
+learnt "no answer" for most windows of a long document still names its best guess, as a SQuAD v1.1 reader
+does). Longformer sees the whole document in one window, so the same code yields its single span.
 """
 
 from __future__ import annotations
@@ -17,6 +19,18 @@ import numpy as np
 def best_window_span(start_logits: Sequence[float], end_logits: Sequence[float],
                      offsets: Sequence[tuple[int, int] | None], n_best: int,
                      max_answer_tokens: int) -> tuple[float, int, int] | None:
+    """(score, start char, end char) of the window's best span, or None when the no-answer score beats it."""
+    found = best_span_and_null(start_logits, end_logits, offsets, n_best, max_answer_tokens)
+    if found is None or found[0][0] <= found[1]:
+        return None
+    return found[0]
+
+
+def best_span_and_null(start_logits: Sequence[float], end_logits: Sequence[float],
+                       offsets: Sequence[tuple[int, int] | None], n_best: int,
+                       max_answer_tokens: int) -> tuple[tuple[float, int, int], float] | None:
+    """The window's best span (score, start char, end char) whatever the no-answer score, and that score;
+    None when no valid span exists."""
     start_logits, end_logits = np.asarray(start_logits), np.asarray(end_logits)
     null_score = float(start_logits[0] + end_logits[0])
     best: tuple[float, int, int] | None = None
@@ -27,9 +41,7 @@ def best_window_span(start_logits: Sequence[float], end_logits: Sequence[float],
             score = float(start_logits[s] + end_logits[e])
             if best is None or score > best[0]:
                 best = (score, offsets[s][0], offsets[e][1])
-    if best is None or best[0] <= null_score:
-        return None
-    return best
+    return None if best is None else (best, null_score)
 
 
 def aggregate_windows(spans: Sequence[tuple[int, int] | None]) -> tuple[int, int] | None:
@@ -43,14 +55,22 @@ def aggregate_windows(spans: Sequence[tuple[int, int] | None]) -> tuple[int, int
 def predict_from_logits(example_index: Sequence[int], offsets: Sequence[Sequence[tuple[int, int] | None]],
                         start_logits: Sequence[Sequence[float]], end_logits: Sequence[Sequence[float]],
                         contexts: Sequence[str], n_best: int, max_answer_tokens: int) -> list[dict]:
-    """One ``{"text", "start", "end"}`` per example (empty text and 0/0 when every window is empty)."""
+    """One ``{"text", "start", "end"}`` per example (empty text and 0/0 only when no window holds a valid span)."""
     per_example: dict[int, list[tuple[int, int] | None]] = {}
+    closest: dict[int, tuple[float, int, int]] = {}  # per example: (span score - null score, start, end)
     for i, ex in enumerate(example_index):
-        found = best_window_span(start_logits[i], end_logits[i], offsets[i], n_best, max_answer_tokens)
-        per_example.setdefault(ex, []).append(None if found is None else (found[1], found[2]))
+        found = best_span_and_null(start_logits[i], end_logits[i], offsets[i], n_best, max_answer_tokens)
+        wins = found is not None and found[0][0] > found[1]
+        per_example.setdefault(ex, []).append((found[0][1], found[0][2]) if wins else None)
+        if found is not None:
+            margin = (found[0][0] - found[1], found[0][1], found[0][2])
+            if ex not in closest or margin[0] > closest[ex][0]:
+                closest[ex] = margin
     out = []
     for ex, ctx in enumerate(contexts):
         span = aggregate_windows(per_example.get(ex, []))
+        if span is None and ex in closest:  # every window said "no answer": its nearest miss
+            span = closest[ex][1:]
         out.append({"text": "", "start": 0, "end": 0} if span is None
                    else {"text": ctx[span[0]:span[1]], "start": span[0], "end": span[1]})
     return out
