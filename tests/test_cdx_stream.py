@@ -160,3 +160,46 @@ def test_retry_after_is_capped():
 
     retry = retrying_session().get_adapter("http://x").max_retries
     assert retry.parse_retry_after("100000") == MAX_RETRY_AFTER_S and retry.parse_retry_after("3") == 3
+
+
+def test_an_endless_reply_stops_at_a_bound():
+    """A server that streams rows without end: the page stops at 50 times the rows asked for."""
+    def endless():
+        template = json.dumps(ROW) + "\n"
+        i = 0
+        while True:
+            yield template.replace("{i}", str(i)).encode()
+            i += 1
+
+    with _Server(endless, 10**12) as url:
+        tracemalloc.start()
+        with pytest.raises(CdxFormatError, match="50 times what the query asked for"):
+            for _ in CdxClient(url, retrying_session(total=0)).query("www.bbc.co.uk/news/", page_size=100):
+                pass
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert peak < 10_000_000, peak
+
+
+def test_a_dripping_reply_stops_at_the_page_deadline():
+    """One byte every half second never trips the socket's idle timeout; the page's deadline stops it."""
+    import time
+
+    def drip():
+        while True:
+            yield b" "
+            time.sleep(0.5)
+
+    with _Server(drip, 10**9) as url:
+        started = time.monotonic()
+        with pytest.raises(CdxFormatError, match="took longer than 2 s"):
+            list(CdxClient(url, retrying_session(total=0), timeout=5, page_deadline_s=2).query(
+                "www.bbc.co.uk/news/", page_size=100))
+        assert time.monotonic() - started < 10
+
+
+def test_a_row_without_its_url_or_timestamp_is_a_clear_error():
+    with pytest.raises(CdxFormatError, match="without its url or timestamp"):
+        parse_cdx_json('{"timestamp": "20170101000000"}')
+    with pytest.raises(CdxFormatError, match="without its url or timestamp"):
+        parse_cdx_json('[["urlkey", "original"], ["k", "http://www.bbc.co.uk/news/uk-1"]]')

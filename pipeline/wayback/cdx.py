@@ -12,6 +12,8 @@ Retries and back-off are urllib3's (``Retry`` honours ``Retry-After``); nothing 
 from __future__ import annotations
 
 import json
+import socket
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
@@ -38,6 +40,9 @@ class CdxCapture:
 
     @staticmethod
     def from_fields(fields: dict[str, str]) -> "CdxCapture":
+        if not isinstance(fields, dict) or "timestamp" not in fields or not (fields.get("original") or
+                                                                             fields.get("url")):
+            raise CdxFormatError(f"a CDX row without its url or timestamp: {str(fields)[:120]!r}")
         return CdxCapture(
             url=fields.get("original") or fields["url"],
             timestamp=fields["timestamp"],
@@ -67,9 +72,10 @@ def iter_cdx_json(lines: Iterable[str]) -> Iterator[CdxCapture | _ResumeKey]:
             continue
         if line.startswith("{"):
             try:
-                yield CdxCapture.from_fields(json.loads(line))
-            except (ValueError, AttributeError) as exc:
+                fields = json.loads(line)
+            except ValueError as exc:
                 raise CdxFormatError(f"not a CDX JSON line ({exc}): {line[:120]!r}") from None
+            yield CdxCapture.from_fields(fields)
             continue
         if line.startswith("[["):
             line = line[1:]
@@ -108,16 +114,61 @@ def parse_cdx_json(text: str) -> tuple[list[CdxCapture], str | None]:
     return caps, resume
 
 
-def _response_lines(resp: requests.Response, max_line: int = _MAX_LINE) -> Iterator[str]:
-    """Lines of a streamed reply, each bounded: one endless line cannot fill memory either."""
-    buf = b""
-    for chunk in resp.iter_content(1 << 16):
-        buf += chunk
-        *complete, buf = buf.split(b"\n")
-        for line in complete:
-            yield line.decode("utf-8", "replace")
-        if len(buf) > max_line:
-            raise CdxFormatError(f"{resp.url}: a CDX line longer than {max_line} bytes")
+def _abort(resp: requests.Response) -> None:
+    """Shut the reply's socket from another thread: a read blocked on it returns at once (closing alone does
+    not wake a blocked ``recv``)."""
+    connection = getattr(resp.raw, "_connection", None) or getattr(resp.raw, "connection", None)
+    sock = getattr(connection, "sock", None)
+    if sock is None:  # urllib3 2 hands the connection back while the body streams: the socket under http.client
+        fp = getattr(getattr(resp.raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    try:
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    resp.close()
+
+
+def _response_lines(resp: requests.Response, max_line: int = _MAX_LINE, max_lines: int | None = None,
+                    deadline_s: float | None = None) -> Iterator[str]:
+    """Lines of a streamed reply, bounded three ways: each line (one endless line cannot fill memory), their
+    number (a server that ignores ``limit`` and streams without end), and the whole reply's time (a server that
+    drips a byte now and then never trips the socket's idle timeout)."""
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        _abort(resp)
+
+    timer = threading.Timer(deadline_s, expire) if deadline_s else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
+    buf, count = b"", 0
+    try:
+        for chunk in resp.iter_content(1 << 16):
+            buf += chunk
+            *complete, buf = buf.split(b"\n")
+            for line in complete:
+                count += 1
+                if max_lines is not None and count > max_lines:
+                    raise CdxFormatError(f"{resp.url}: more than {max_lines} lines in one CDX page, "
+                                         f"{PAGE_LINES_FACTOR} times what the query asked for; stopped")
+                yield line.decode("utf-8", "replace")
+            if len(buf) > max_line:
+                raise CdxFormatError(f"{resp.url}: a CDX line longer than {max_line} bytes")
+        if expired.is_set():
+            raise CdxFormatError(f"{resp.url}: the CDX reply took longer than {deadline_s:g} s; stopped")
+    except (requests.RequestException, OSError, AttributeError, ValueError) as exc:
+        if expired.is_set():
+            raise CdxFormatError(f"{resp.url}: the CDX reply took longer than {deadline_s:g} s; stopped") from None
+        if isinstance(exc, CdxFormatError):
+            raise
+        raise
+    finally:
+        if timer is not None:
+            timer.cancel()
     if buf:
         yield buf.decode("utf-8", "replace")
 
@@ -146,11 +197,19 @@ def retrying_session(total: int = 5, backoff: float = 2.0, contact: str | None =
     return session
 
 
+PAGE_DEADLINE_S = 600.0  # a page of 5,000 rows (about 1 MB) takes seconds; a drip would never end
+# pywb and some archives ignore ``limit`` and answer a query whole: a page may hold many times the rows asked
+# for, but not without end (an endless reply once grew discover to 3.7 GB in 90 s)
+PAGE_LINES_FACTOR = 50
+
+
 class CdxClient:
-    def __init__(self, cdx_url: str, session: requests.Session | None = None, timeout: float = 60.0):
+    def __init__(self, cdx_url: str, session: requests.Session | None = None, timeout: float = 60.0,
+                 page_deadline_s: float = PAGE_DEADLINE_S):
         self.cdx_url = cdx_url
         self.session = session or retrying_session()
-        self.timeout = timeout
+        self.timeout = timeout  # idle: between two reads
+        self.page_deadline_s = page_deadline_s  # the whole page
 
     def query(self, url: str, *, match_type: str = "prefix", start: str | None = None, end: str | None = None,
               filters: tuple[str, ...] = ("statuscode:200", "mimetype:text/html"), page_size: int,
@@ -168,7 +227,9 @@ class CdxClient:
             resume = None
             with self._get(params) as resp:
                 resp.raise_for_status()
-                for cap in iter_cdx_json(_response_lines(resp)):
+                lines = _response_lines(resp, max_lines=page_size * PAGE_LINES_FACTOR + 16,
+                                        deadline_s=self.page_deadline_s)
+                for cap in iter_cdx_json(lines):
                     if isinstance(cap, _ResumeKey):
                         resume = str(cap)
                         continue
@@ -183,6 +244,8 @@ class CdxClient:
                         return
             if not resume:
                 return
+            if resume == params.get("resumeKey"):
+                raise CdxFormatError(f"{self.cdx_url}: the same resume key twice ({resume[:60]!r}); stopped")
             params["resumeKey"] = resume
 
     def _get(self, params: dict[str, object]) -> requests.Response:
