@@ -325,3 +325,21 @@ def test_a_resumed_run_redoes_a_model_chain_it_finds_half_done(tmp_path):
     assert set(resumed) == {"train_span", "predict_span", "evaluate_span", "train_quail_mc@full",
                             "predict_quail_mc@full", "evaluate_quail_mc@full"}
     assert (bundle / "reports/span_window.json").exists() and not (bundle / "elsewhere").exists()
+
+
+@pytest.mark.parametrize("name", ["reports/../pipeline/stages/evil.py", "reports/./x/../../evil.py", "/tmp/evil.py"])
+def test_resume_from_refuses_a_member_that_climbs_out_of_an_output_folder(tmp_path, name):
+    """``reports/../pipeline/x.py`` starts with an output folder's name and stays inside the bundle, so tarfile's
+    ``data`` filter lets it through: it would overwrite the bundle's own code on the node."""
+    from pipeline.offline.node import STATE_FILE, resume_from
+
+    prev = tmp_path / "prev"
+    prev.mkdir()
+    (prev / STATE_FILE).write_text(json.dumps({"done": {"train_span": {"seconds": 1.0}}}))
+    _tar(prev / "results.tar.gz", {"reports/span_window.json": b"{}", name: b"import os"})
+    bundle = tmp_path / "bundle"
+    (bundle / "pipeline/stages").mkdir(parents=True)
+    with pytest.raises(SystemExit, match="not a plain relative file"):
+        resume_from(prev, bundle, ["reports"])
+    assert not (bundle / "pipeline/stages/evil.py").exists() and not (bundle / "evil.py").exists()
+    assert not (bundle / "reports").exists()  # nothing taken

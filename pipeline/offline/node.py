@@ -29,7 +29,7 @@ import signal
 import sys
 import tarfile
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 BUNDLE = Path(__file__).resolve().parents[2]
@@ -81,6 +81,11 @@ def resume_from(folder: Path, bundle: Path, outputs: list[str]) -> dict[str, dic
     if not isinstance(done, dict) or not all(isinstance(v, dict) for v in done.values()):
         raise SystemExit(f"{folder / STATE_FILE}: no finished stages ('done') in it")
     with tarfile.open(folder / "results.tar.gz", "r:gz") as tar:
+        for m in tar.getmembers():  # "reports/../pipeline/x.py" names an output folder and lands in the code
+            path = PurePosixPath(m.name)
+            if path.is_absolute() or ".." in path.parts or m.name != path.as_posix() or not (m.isfile() or m.isdir()):
+                raise SystemExit(f"{folder / 'results.tar.gz'}: entry {m.name!r} is not a plain relative file; "
+                                 "nothing was taken from it")
         members = [m for m in tar.getmembers()
                    if m.name != "params.yaml" and any(m.name == o or m.name.startswith(o.rstrip("/") + "/")
                                                       for o in outputs)]
