@@ -343,3 +343,24 @@ def test_resume_from_refuses_a_member_that_climbs_out_of_an_output_folder(tmp_pa
         resume_from(prev, bundle, ["reports"])
     assert not (bundle / "pipeline/stages/evil.py").exists() and not (bundle / "evil.py").exists()
     assert not (bundle / "reports").exists()  # nothing taken
+
+
+def test_the_import_refuses_plot_data_that_carries_markup(repo, tmp_path):
+    """The pipeline's plot writers escape '<'; imported plot data or curves holding one would run in the page
+    ``dvc plots diff HEAD gpu/<name>`` writes."""
+    from pipeline.offline.importer import ImportError_, check_plot_data
+
+    check_plot_data({"plots/span_f1_vs_iou.csv": b"system,id,f1,iou\nspan_window,a_0,1.0,2.0\n",
+                     "reports/span_window.json": b'{"note": "<b>"}'})  # reports are not drawn by dvc plots
+    for rel in ("plots/span_f1_vs_iou.csv", "dvclive/span_window/plots/metrics/train/loss.tsv"):
+        with pytest.raises(ImportError_, match="plot data with '<'"):
+            check_plot_data({rel: b"system,id\n</script><script>alert(1)</script>,x\n"})
+
+
+def test_the_gpu_table_escapes_what_the_node_wrote():
+    from pipeline.experiments.results_table import gpu_table
+
+    profile = {"device": "H100</b><script>x</script>", "stages": {}, "systems_vs_baselines": [],
+               "source": {"nlquad_calibration": {"within_tolerance": True, "drift": []}}}
+    text = gpu_table(profile)
+    assert "<script>" not in text and "&lt;script&gt;" in text

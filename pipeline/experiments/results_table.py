@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from pipeline.common.layout import PATHS
+from pipeline.common.safe_text import markdown_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 GPU_PROFILE = "benchmarks/results/gpu_profile.json"
@@ -60,8 +61,8 @@ def _sample(pair: dict) -> str:
     questions, and says so."""
     unit, units = pair.get("unit", "question"), pair.get("units", pair["questions"])
     if unit == "question":
-        return f"{pair['questions']} / questions"
-    return f"{pair['questions']} / {units} {unit}s"
+        return f"{int(pair['questions'])} / questions"
+    return f"{int(pair['questions'])} / {int(units)} {markdown_cell(unit)}s"  # a node's profile is a stranger's file
 
 
 def markers(name: str) -> tuple[str, str]:
@@ -94,12 +95,13 @@ def gpu_table(profile: dict) -> str:
     """The GPU run's table under a caption naming the device, software and time, from the profile alone."""
     stages = profile.get("stages", {})
     trained = {k: v for k, v in stages.items() if v.get("tokens_per_s")}
-    caption = (f"Device: **{profile['device']}** (torch {profile.get('torch')}, transformers "
-               f"{profile.get('transformers')}), profile `{profile.get('profile')}`: {len(stages)} stages in "
+    caption = (f"Device: **{markdown_cell(profile['device'])}** (torch {markdown_cell(profile.get('torch'))}, "
+               f"transformers {markdown_cell(profile.get('transformers'))}), profile "
+               f"`{markdown_cell(profile.get('profile'))}`: {len(stages)} stages in "
                f"{profile.get('seconds_all_stages', 0) / 60:.1f} min, {len(trained)} trainings in bf16 at "
                f"{min(v['tokens_per_s'] for v in trained.values()) / 1e3:.0f}k-"
                f"{max(v['tokens_per_s'] for v in trained.values()) / 1e3:.0f}k training tokens/s "
-               f"(`{GPU_PROFILE}`).\n\n") if trained else f"Device: **{profile['device']}** (`{GPU_PROFILE}`).\n\n"
+               f"(`{GPU_PROFILE}`).\n\n") if trained else f"Device: **{markdown_cell(profile['device'])}** (`{GPU_PROFILE}`).\n\n"
     pairs = profile["systems_vs_baselines"]
     if not any("unit" in p for p in pairs):
         # a run from before the settings took the paper's names and the intervals their unit: its "ir_d" retrieved

@@ -139,6 +139,19 @@ def _git(args: list[str], cwd: Path) -> str:
     return proc.stdout
 
 
+PLOT_FOLDERS = ("plots/", "dvclive/")
+
+
+def check_plot_data(files: dict[str, bytes]) -> None:
+    """Plot data and curves are drawn in a browser by ``dvc plots diff``, which embeds them in a ``<script>``:
+    the pipeline's writers never write ``<`` there (``pipeline.common.safe_text``), so a file that holds one
+    was not written by them, and is refused before anything is committed."""
+    for rel, data in files.items():
+        if rel.startswith(PLOT_FOLDERS) and b"<" in data:
+            raise ImportError_(f"{rel}: plot data with '<' in it; the node's writers escape it, so this file is "
+                               "not theirs (it would run in the page dvc plots diff writes)")
+
+
 def branch_name(name: str | None, device: str) -> str:
     raw = name or re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-")[:40]
     if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", raw):
@@ -198,6 +211,7 @@ def import_results(folder: Path, name: str | None = None, base: str = "HEAD", ro
             if overrides:
                 apply_overrides(str(tree / "params.yaml"), overrides)
             kept = [p for p in files if p != "params.yaml" and _allowed(p, figures)]
+            check_plot_data({p: files[p] for p in kept})
             for rel in kept:
                 target = tree / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
