@@ -16,6 +16,10 @@ import pytest
 from tests.shell import run, user_env, with_prefect
 
 STAGES = ["benchmark_sources", "sample"]
+# what docs/experiments.md and the publish command tell a reader to run (verify: DVC checks every file's hash)
+PULL_COMMANDS = [["dvc", "remote", "add", "--local", "public", "<URL>"],
+                 ["dvc", "remote", "modify", "--local", "public", "verify", "true"],
+                 ["dvc", "pull", "-r", "public", *STAGES]]
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # runs dvc repro in a clone
 
 
@@ -37,14 +41,26 @@ def test_a_fresh_clone_pulls_a_published_folder_over_http(repo, shared, tmp_path
         try:
             run(["git", "clone", "-q", repo, stranger], tmp_path, env)
             started = time.monotonic()
-            run(["dvc", "remote", "add", "--local", "public", f"http://127.0.0.1:{server.server_address[1]}"],
-                 stranger, env)
-            run(["dvc", "pull", "-r", "public", *STAGES], stranger, env)
+            url = f"http://127.0.0.1:{server.server_address[1]}"
+            for command in PULL_COMMANDS:  # as the docs and the publish command print them
+                run([part.replace("<URL>", url) for part in command], stranger, env)
             status = run(["dvc", "status", "--json", *STAGES], stranger, env).stdout.strip()
             elapsed = time.monotonic() - started
+            # a forged object on the server (a stranger's folder, a man in the middle): refused, not checked out
+            forged = max((p for p in (public / "files" / "md5").rglob("*") if p.is_file() and p.suffix != ".dir"),
+                         key=lambda p: p.stat().st_size)
+            forged.write_bytes(b"forged " + forged.read_bytes()[7:])
+            victim = tmp_path / "victim"
+            run(["git", "clone", "-q", repo, victim], tmp_path, env)
+            for command in PULL_COMMANDS[:-1]:
+                run([part.replace("<URL>", url) for part in command], victim, env)
+            pulled = subprocess.run(PULL_COMMANDS[-1], cwd=victim, env=env, capture_output=True, text=True)
         finally:
             server.shutdown()
             server.server_close()
         assert status == "{}", status
+        assert pulled.returncode != 0, pulled.stdout + pulled.stderr
+        victims = [p for p in victim.rglob("*") if p.is_file() and p.read_bytes().startswith(b"forged ")]
+        assert not victims, victims
         assert (stranger / "data/sample/bbc.warc.gz").read_bytes() == (author / "data/sample/bbc.warc.gz").read_bytes()
         assert elapsed < 60, elapsed

@@ -4,7 +4,11 @@ A DVC remote over HTTP is a plain folder (``files/md5/<2 hex>/<rest>``) served b
 GitHub Pages, an S3 bucket's website endpoint, nginx. A stranger then needs no credentials and no write access:
 
     dvc remote add --local public https://example.org/qa-pipeline/dvc   # where DIR is served
+    dvc remote modify --local public verify true   # every file checked against its hash as it arrives
     dvc pull -r public          # every output of this commit; `dvc status` is clean, `dvc metrics show` works
+
+DVC's ``verify`` is off by default: without it a forged file on the server (or on the way) is checked out as
+it came, and a forged ``.dir`` listing can name paths outside the checkout.
 
 Only a checkout whose workspace matches dvc.lock is published (``dvc status`` clean), so the folder holds
 exactly what that commit says. DIR is written by ``dvc push`` to a local remote configured in
@@ -55,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     summary = publish(args.out, Path.cwd(), args.targets)
     print(f"{args.out}: {summary}. Serve it read-only over HTTP, then on any clone:\n"
-          f"  dvc remote add --local public https://<where it is served>\n  dvc pull -r public")
+          f"  dvc remote add --local public https://<where it is served>\n"
+          f"  dvc remote modify --local public verify true\n  dvc pull -r public")
     return 0
 
 
