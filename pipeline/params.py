@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import math
 import re
 import sys
 from pathlib import Path
@@ -67,7 +68,7 @@ class _DecompositionSource(StrictModel):
 
     decompositions: Literal["gold", "predicted"]
     predictions: str | None = Field(description="jsonl with qid and decomposition, for 'predicted'")
-    k: int = Field(ge=1, description="paragraphs retrieved per question")
+    k: int = Field(ge=1, le=1000, description="paragraphs retrieved per question")
 
     @model_validator(mode="after")
     def _check_predictions(self) -> "_DecompositionSource":
@@ -110,7 +111,7 @@ class SplitParams(StrictModel):
 class NLQuADBaselineParams(StrictModel):
     """NLQuAD window baselines (``nlquad_baselines`` stage)."""
 
-    window_words: int = Field(ge=1)
+    window_words: int = Field(ge=1, le=100_000)
     seed: int
     eval_split: Literal["dev", "test"]
 
@@ -119,8 +120,8 @@ class _FineTuneParams(TrainBudget):
     """What both span-QA model kinds share on top of the budget: question length and decoding."""
 
     max_question_len: int = Field(ge=4)
-    n_best: int = Field(ge=1)
-    max_answer_tokens: int = Field(ge=1)
+    n_best: int = Field(ge=1, le=1000)
+    max_answer_tokens: int = Field(ge=1, le=16384)
     eval_split: Literal["dev", "test"]
     select_metric: Literal["f1", "em", "iou"] = Field(description="NLQuAD dev figure the kept checkpoint is "
                                                                   "chosen by")
@@ -183,7 +184,7 @@ class StrategyQAParams(TrainBudget):
     ``evaluate_strategyqa_qa@<setting>``). IR-D retrieves the eval questions' paragraphs with the predicted
     decompositions, IR-ORA-D with the gold ones; both train on the gold ones' paragraphs, as the paper."""
 
-    k: int = Field(ge=1, description="paragraphs retrieved per question")
+    k: int = Field(ge=1, le=1000, description="paragraphs retrieved per question")
     start_from: Literal["base", "boolq_aux"] = Field(
         description="base: model_name_or_path; boolq_aux: the auxiliary BoolQ model (train_boolq_aux), as RoBERTa*")
     predicted_decompositions: str = Field(
@@ -207,7 +208,7 @@ class StrategyQACVParams(StrictModel):
     """``strategyqa_cv``: k-fold cross-validation over all labelled StrategyQA questions (train + dev), with the
     budget and start of ``strategyqa_qa``. Off (0 folds) on two cores; the GPU profile runs 5 folds."""
 
-    folds: int = Field(ge=0, description="0: off; otherwise at least 2 folds, drawn by question id")
+    folds: int = Field(ge=0, le=100, description="0: off; otherwise at least 2 folds, drawn by question id")
     settings: list[CVSetting] = Field(min_length=1, description="the settings cross-validated, each on the same folds")
     seed: int = Field(description="the fold draw (checkpoint selection inside a fold uses strategyqa_qa.seed)")
 
@@ -231,8 +232,8 @@ class QuailParams(StrictModel):
 
     train_share: float = Field(gt=0, lt=1, description="dev texts (per domain) the transformer trains on")
     seed: int
-    pmi_window: int = Field(ge=1, description="words between co-occurring n-grams")
-    pmi_max_ngram: int = Field(ge=1)
+    pmi_window: int = Field(ge=1, le=1000, description="words between co-occurring n-grams")
+    pmi_max_ngram: int = Field(ge=1, le=10)
     pmi_stop_word_ngrams: bool = Field(
         description="count n-grams made only of stop words (Clark et al.'s PMI solver, the paper's); false drops "
                     "them")
@@ -241,7 +242,7 @@ class QuailParams(StrictModel):
                     "with the option (Clark et al.'s IR solver, the paper's)")
     word_vectors: str = Field(description="PyPI package with the AvgCos/LSTM word vectors (GloVe 6B 50-d stands "
                                           "in for FastText CommonCrawl)")
-    lstm_hidden: int = Field(ge=1, description="BiLSTM state size of the LSTM baseline")
+    lstm_hidden: int = Field(ge=1, le=4096, description="BiLSTM state size of the LSTM baseline")
 
 
 class QuailMCParams(TrainBudget):
@@ -327,6 +328,23 @@ class ScheduleParams(StrictModel):
         return value
 
 
+# Upper bounds on what sizes a fine-tuning run (TrainBudget lives with the training code; these are checked here,
+# where every way a value enters is validated): a run's values come from whoever reaches the API
+# (pipeline/params_trust.py), and 1e12 steps or a batch of a billion is a denial of service, not an experiment
+BUDGET_LIMITS = {"max_seq_len": 16384, "batch_size": 4096, "learning_rate": 1.0, "weight_decay": 1.0,
+                 "max_steps": 1_000_000, "checkpoint_every": 1_000_000, "eval_every": 1_000_000, "patience": 1000,
+                 "eval_batch_size": 8192}
+
+
+def _budget_errors(name: str, section: TrainBudget) -> list[str]:
+    errors = []
+    for key, limit in BUDGET_LIMITS.items():
+        value = getattr(section, key)
+        if not math.isfinite(value) or value > limit:
+            errors.append(f"{name}.{key}: {value} is over the limit of {limit:g}")
+    return errors
+
+
 class Params(StrictModel):
     """The whole of ``params.yaml``. One attribute per stage section."""
 
@@ -352,6 +370,14 @@ class Params(StrictModel):
     difficulty: DifficultyParams
     distributed: DistributedParams
     schedule: ScheduleParams
+
+    @model_validator(mode="after")
+    def _check_budgets(self) -> "Params":
+        errors = [e for name in type(self).model_fields if isinstance(getattr(self, name), TrainBudget)
+                  for e in _budget_errors(name, getattr(self, name))]
+        if errors:
+            raise ValueError("; ".join(errors))
+        return self
 
     @model_validator(mode="after")
     def _check_live_crawl(self) -> "Params":
@@ -433,6 +459,14 @@ class StageParams(StrictModel):
     """The sections of ``params.yaml`` one stage declares in dvc.yaml, validated; reading any other section is
     an error that says so (DVC reruns a stage only when a declared value changes, so an undeclared read would
     go stale in its cache)."""
+
+    @model_validator(mode="after")
+    def _check_budgets(self) -> "StageParams":
+        errors = [e for name in type(self).model_fields if isinstance(getattr(self, name), TrainBudget)
+                  for e in _budget_errors(name, getattr(self, name))]
+        if errors:
+            raise ValueError("; ".join(errors))
+        return self
 
     def __getattr__(self, name: str) -> Any:
         if not name.startswith("_") and name in Params.model_fields:

@@ -229,3 +229,21 @@ def test_tests_read_the_committed_params_not_an_experiments_values(repo):
     assert PROJECT_PARAMS.read_bytes() == committed
     assert pipeline.params.PROJECT_PARAMS_FILE == PROJECT_PARAMS
     assert project_section("quail").model_dump(mode="json") == yaml.safe_load(committed)["quail"]
+
+
+@pytest.mark.parametrize("key, value, error", [
+    ("retrieve.k", 10**9, "less than or equal to 1000"),
+    ("span_window.max_steps", 10**12, "over the limit"),
+    ("quail_mc.learning_rate", float("inf"), "over the limit|finite"),
+    ("quail_mc.learning_rate", float("nan"), "over the limit|finite|nan"),
+    ("quail_mc.batch_size", 10**9, "over the limit"),
+    ("quail.lstm_hidden", 10**9, "less than or equal to 4096"),
+    ("strategyqa_cv.folds", 10**6, "less than or equal to 100"),
+])
+def test_a_run_cannot_size_work_without_bound(key, value, error):
+    """Science keys a run may set that size work have an upper bound, refused with the key named before any
+    stage runs (a point's check validates against the schema)."""
+    from pipeline.experiments.sweep import SweepError, check_point
+
+    with pytest.raises(SweepError, match=error):
+        check_point({key: value})
