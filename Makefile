@@ -96,7 +96,7 @@ gpu-import: setup
 # git keeps (metrics, reports, plots, curves: `cache: false` in dvc.yaml) as committed, every cached output as
 # dvc.lock records it (outputs this machine never made stay missing: `dvc pull` them)
 reset:
-	git checkout -- params.yaml dvc.lock $$(git ls-files -- dvclive metrics reports plots)
+	git ls-files -z -- params.yaml dvc.lock dvclive metrics reports plots | xargs -0 git checkout --
 	$(VENV)/bin/dvc checkout --force --allow-missing --quiet
 	$(VENV)/bin/dvc status
 

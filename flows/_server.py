@@ -71,6 +71,15 @@ def checkout_port(checkout: Path | None = None) -> int:
     return 4201 + zlib.crc32(path.encode("utf-8")) % 799
 
 
+def parse_port(value: str) -> int:
+    """``QA_PIPELINE_PREFECT_PORT`` as a port a user's server may take (1024-65535), or a one-line error naming
+    the variable (not a traceback, nor a wait for a server that cannot start)."""
+    text = value.strip()
+    if not text.isdigit() or not 1024 <= int(text) <= 65535:
+        raise SystemExit(f"{PORT_ENV}={value!r}: a port number from 1024 to 65535 (or unset: this checkout's own)")
+    return int(text)
+
+
 def preferred_port() -> tuple[int, str]:
     """Where this checkout's server listens, and, when that is not 4200, why. In order: the port set in
     ``QA_PIPELINE_PREFECT_PORT``; the port this checkout's server had last time (``.prefect/last-port``), so the
@@ -78,7 +87,7 @@ def preferred_port() -> tuple[int, str]:
     free port. The choice is recorded for next time."""
     explicit = os.environ.get(PORT_ENV)
     if explicit:
-        port = int(explicit)
+        port = parse_port(explicit)
         if _port_free(port):
             return port, ""
         chosen = free_port()

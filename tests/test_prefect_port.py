@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 
@@ -30,3 +32,12 @@ def test_a_checkout_keeps_its_port_and_says_why_it_is_not_on_4200(tmp_path, monk
     monkeypatch.chdir(bob)
     assert _server.preferred_port()[0] == _server.DEFAULT_PORT  # bob, a first start with "4200" free
     assert _server.checkout_port(Path("/srv/alice/qa-pipeline")) != _server.checkout_port(Path("/srv/bob/qa-pipeline"))
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "80", "70000", "-1", "4200x", " "])
+def test_a_bad_port_variable_is_one_clear_error(monkeypatch, value):
+    from flows import _server
+
+    monkeypatch.setenv(_server.PORT_ENV, value)
+    with pytest.raises(SystemExit, match="QA_PIPELINE_PREFECT_PORT=.*a port number from 1024 to 65535"):
+        _server.preferred_port()

@@ -27,7 +27,13 @@ def test_one_command_returns_params_and_outputs_after_experiments(repo, tmp_path
         assert (clone / "data/sample/bbc.warc.gz").read_bytes() != warc
         failed = run(["dvc", "exp", "run", "-S", "quail.pmi_window=ten", "sample"], clone, env, check=False)
         assert failed.returncode != 0 and "ten" in (clone / "params.yaml").read_text()
+        spaced = clone / "reports" / "a note with spaces.json"  # a tracked name xargs must not split
+        spaced.write_text("{}\n")
+        run(["git", "add", str(spaced)], clone, env)
+        run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "note"], clone, env)
+        spaced.write_text('{"changed": true}\n')
         run(["make", "reset"], clone, env)
         assert (clone / "params.yaml").read_text() == params
+        assert spaced.read_text() == "{}\n"
         assert (clone / "data/sample/bbc.warc.gz").read_bytes() == warc
         assert run(["dvc", "status", "--json", "sample"], clone, env).stdout.strip() == "{}"
