@@ -269,3 +269,15 @@ def test_inflation_bombs_are_rejected_in_bounded_memory(small_sample, tmp_path):
         tracemalloc.stop()
     assert counts["rejected_too_large"] == 2 and rows
     assert peak < 64_000_000, peak  # never a 200 MB page in memory
+
+
+@pytest.mark.parametrize("charset", ["unicode_escape", "raw_unicode_escape", "utf-7", "rot13"])
+def test_a_page_declaring_a_python_codec_is_read_as_windows_1252(charset):
+    """Only the charsets pages are written in are honoured: a page declaring ``unicode_escape`` would have its
+    backslash sequences rewritten (``\\u003c`` becoming ``<``) and ``utf-7`` smuggles markup."""
+    from pipeline.nlquad.page_bytes import decode_page
+
+    page = (f'<html><head><meta charset="{charset}"></head><body><p>caf\xe9 \\u003cb\\u003e '
+            "+ADw-script+AD4-</p></body></html>").encode("latin-1")
+    text = decode_page(page)
+    assert "caf\xe9" in text and "\\u003cb\\u003e" in text and "+ADw-script+AD4-" in text

@@ -28,6 +28,10 @@ _WAYBACK_URL = re.compile(
     re.IGNORECASE)
 
 
+WEB_CHARSET_PREFIXES = ("utf-8", "utf-16", "cp", "iso8859", "iso2022", "koi8", "mac-", "gb", "big5", "euc_",
+                        "shift_jis", "tis-620", "hz", "johab", "ascii")
+
+
 def declared_charset(html: bytes) -> str | None:
     """The charset a ``<meta>`` in the first 8 KiB declares, if Python knows it."""
     m = _CHARSET.search(html[:8192])
@@ -37,9 +41,12 @@ def declared_charset(html: bytes) -> str | None:
     if label in _WINDOWS_1252_LABELS:
         return "windows-1252"
     try:
-        return codecs.lookup(label).name
+        name = codecs.lookup(label).name
     except LookupError:
         return None
+    # the charsets pages are written in, not Python's own codecs: "unicode_escape" would rewrite every backslash
+    # sequence of the page, "utf-7" smuggles markup past a filter
+    return name if name.startswith(WEB_CHARSET_PREFIXES) and name not in ("utf-7",) else None
 
 
 def decode_page(html: bytes | str) -> str:
