@@ -364,3 +364,15 @@ def test_the_gpu_table_escapes_what_the_node_wrote():
                "source": {"nlquad_calibration": {"within_tolerance": True, "drift": []}}}
     text = gpu_table(profile)
     assert "<script>" not in text and "&lt;script&gt;" in text
+
+
+def test_the_import_names_a_malformed_file(repo, tmp_path):
+    from pipeline.offline.importer import ImportError_, read_results
+
+    (tmp_path / "results.tar.gz").write_bytes(b"not a tar")
+    (tmp_path / "gpu_profile.json").write_text("{not json")
+    with pytest.raises(ImportError_, match="gpu_profile.json: not JSON"):
+        read_results(tmp_path, [])
+    (tmp_path / "gpu_profile.json").write_text(json.dumps({"device": "H100"}))
+    with pytest.raises(ImportError_, match="results.tar.gz: not a gzipped tar archive"):
+        read_results(tmp_path, [])

@@ -66,14 +66,21 @@ def read_results(folder: Path, outputs: list[str]) -> tuple[dict[str, bytes], di
     for f in (archive, profile_path):
         if not f.is_file():
             raise ImportError_(f"{f} is missing: DIR is the folder the node command wrote (--out)")
-    profile = json.loads(profile_path.read_text(encoding="utf-8"))
+    try:
+        profile = json.loads(profile_path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ImportError_(f"{profile_path}: not JSON ({exc})") from None
     if not isinstance(profile, dict) or not isinstance(profile.get("device"), str):
         raise ImportError_(f"{profile_path}: not a gpu_profile.json (no device)")
     if profile.get("complete") is False:
         raise ImportError_(f"{profile_path}: the node stopped before {', '.join(profile.get('stages_left') or [])}; "
                            f"run it again with --resume-from this folder and import that run's folder")
     files: dict[str, bytes] = {}
-    with tarfile.open(archive, "r:gz") as tar:
+    try:
+        tar = tarfile.open(archive, "r:gz")
+    except (tarfile.TarError, OSError) as exc:
+        raise ImportError_(f"{archive}: not a gzipped tar archive ({exc})") from None
+    with tar:
         members = tar.getmembers()
         if len(members) > MAX_MEMBERS:
             raise ImportError_(f"{archive}: {len(members)} entries, more than {MAX_MEMBERS}")
