@@ -67,3 +67,22 @@ def test_the_reference_is_read_from_a_repro_log_and_keeps_the_times_of_stages_dv
     assert result["stages"] == {"train": 30.5, "evaluate": 2.5}  # past midnight; the failed stage is not timed
     assert result["carried_over"] == ["evaluate"] and result["stage_total_s"] == 30.5
     assert result["note"].startswith("a test log. From a full dvc repro")
+
+
+def test_a_target_counts_its_upstream_stages_and_help_is_not_a_stage(tmp_path, monkeypatch):
+    """``make quail`` on a fresh clone runs the target's upstream stages too: the plan counts them (asked about
+    the target alone, DVC's status said 1 stage where 3 ran); ``--help`` prints the usage, not a stage error."""
+    from pipeline.experiments.repro import planned_stages
+
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    subprocess.run(["dvc", "init", "--no-scm", "-q"], cwd=tmp_path, check=True, env=env)
+    (tmp_path / "dvc.yaml").write_text(
+        "stages:\n  first:\n    cmd: echo one > one.txt\n    outs: [one.txt]\n"
+        "  second:\n    cmd: cat one.txt > two.txt\n    deps: [one.txt]\n    outs: [two.txt]\n"
+        "  third:\n    cmd: cat two.txt > three.txt\n    deps: [two.txt]\n    outs: [three.txt]\n")
+    monkeypatch.chdir(tmp_path)  # a target is named as `make` names it, from the checkout's root
+    assert planned_stages(["third"]) == ["first", "second", "third"]
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])  # this checkout's code, whatever is installed
+    usage = subprocess.run([sys.executable, "-m", "pipeline.experiments.repro", "--help"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert usage.returncode == 0 and "progress line" in usage.stdout and "Running stage" not in usage.stdout

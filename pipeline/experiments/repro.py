@@ -46,7 +46,9 @@ def planned_stages(targets: list[str], root: str | None = None) -> list[str]:
             for target in targets:
                 for stage in repo.stage.collect(target):
                     wanted |= {stage, *nx.descendants(graph, stage)}
-        changed = {name.split(":")[-1] for name in repo.status(targets=targets or None)}
+        # with_deps: a target's upstream stages too (`make quail` on a fresh clone builds the whole QuAIL track;
+        # asked about the targets alone, DVC said 6 stages where it ran 14)
+        changed = {name.split(":")[-1] for name in repo.status(targets=targets or None, with_deps=bool(targets))}
         plan: list[str] = []
         for stage in nx.topological_sort(graph.reverse(copy=True)):
             if stage not in wanted:
@@ -93,6 +95,14 @@ def progress_line(stage: str, plan: list[str], seconds: dict[str, float], starte
 
 def main(argv: list[str] | None = None) -> int:
     targets = list(sys.argv[1:] if argv is None else argv)
+    if any(t in ("-h", "--help") for t in targets):  # not a stage name
+        print(__doc__.strip())
+        return 0
+    bad = [t for t in targets if t.startswith("-")]
+    if bad:
+        print(f"python -m pipeline.experiments.repro [STAGE ...]: {' '.join(bad)} is not a stage name "
+              "(for dvc's own options run dvc repro)", file=sys.stderr)
+        return 2
     try:
         plan = planned_stages(targets)
     except Exception as exc:  # noqa: BLE001 - the real run below says what is wrong, in DVC's words
