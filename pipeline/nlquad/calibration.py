@@ -18,6 +18,7 @@ A check outside its tolerance is logged as a warning and listed under ``drift``;
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from pipeline.common.logs import get_logger
@@ -82,5 +83,11 @@ def calibrate(dataset: dict[str, Any], stats: dict[str, Any], naming_share: floa
             get_logger().warning("NLQuAD calibration: %s is %s, outside the tolerance (%s; paper: %s): this build's "
                                  "NLQuAD rows carry a cue the paper's data lacks", c["check"], c["value"],
                                  c["tolerance"], c["paper"])
+    openings = Counter(qa["question"].split()[0].lower().strip("'\"") if qa["question"].split() else ""
+                       for _, _, qa in iter_article_qas(dataset))
+    total = sum(openings.values()) or 1
     return {"checks": checks, "bm25l_vs_random_window": versus, "within_tolerance": not drift, "drift": drift,
+            # the first word of each question, as a share: what kind of questions the build asks (reported, not
+            # checked: the paper's own breakdown is not among the offline sources)
+            "question_openings": {w: round(100 * n / total, 1) for w, n in openings.most_common(12)},
             "scope": "every article of the build (all splits), questions paired, articles resampled"}
