@@ -108,8 +108,19 @@ def open_server_refusal(api_url: str, others_reach_it: bool | None = None) -> st
         return (f"the Prefect server at {api_url} answers without authentication (HTTP {anonymous}): anyone who "
                 "reaches it can create deployments that run code on the workers. Start it with "
                 "PREFECT_SERVER_API_AUTH_STRING (infra/prefect/docker-compose.yml) and set PREFECT_API_AUTH_STRING here")
-    if not os.environ.get("PREFECT_API_AUTH_STRING"):
+    auth = os.environ.get("PREFECT_API_AUTH_STRING")
+    if not auth:
         return f"the Prefect server at {api_url} needs authentication: set PREFECT_API_AUTH_STRING"
+    import base64
+
+    token = base64.b64encode(auth.encode("utf-8")).decode("ascii")  # as Prefect's client sends it
+    try:
+        answered = httpx.get(api_url.rstrip("/") + "/admin/version", headers={"Authorization": f"Basic {token}"},
+                             timeout=10).status_code
+    except httpx.HTTPError as exc:
+        return f"cannot reach the Prefect server at {api_url}: {type(exc).__name__}"
+    if answered == 401:  # found now, not after the serve has started and its first call crashes
+        return f"the Prefect server at {api_url} refuses this PREFECT_API_AUTH_STRING (HTTP 401): check its value"
     return None
 
 

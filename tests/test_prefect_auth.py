@@ -114,5 +114,7 @@ def test_serve_refuses_a_server_others_reach_unless_it_asks_for_auth(locked_serv
         assert open_server_refusal(open_api) is None  # 127.0.0.1: this user's own server
     monkeypatch.delenv("PREFECT_API_AUTH_STRING", raising=False)
     assert "set PREFECT_API_AUTH_STRING" in open_server_refusal(api, others_reach_it=True)
+    monkeypatch.setenv("PREFECT_API_AUTH_STRING", SECRET + "-wrong")  # found before serving, not at the first call
+    assert "refuses this PREFECT_API_AUTH_STRING" in open_server_refusal(api, others_reach_it=True)
     monkeypatch.setenv("PREFECT_API_AUTH_STRING", SECRET)
     assert open_server_refusal(api, others_reach_it=True) is None
