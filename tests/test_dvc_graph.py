@@ -120,6 +120,21 @@ def test_the_import_walk_sees_imports_inside_functions(tmp_path):
     assert {"pipeline/deep/mw.py", "pipeline/deep/spider.py", "pipeline/deep/crawled.py"} <= found
 
 
+def test_the_walk_takes_only_file_names_a_module_names_and_refuses_undecodable_modules(tmp_path):
+    """A file called "a" or "import" is a substring of every module, not a file it names; a module that is not
+    UTF-8 is one clear error naming it."""
+    (tmp_path / "pipeline").mkdir()
+    (tmp_path / "pipeline" / "__init__.py").write_text("")
+    (tmp_path / "pipeline" / "m.py").write_text("import json\nTABLE = 'data.json'\nNOTE = 'a metadata.jsonl file'\n")
+    for name in ("a", "import", "data.json", "metadata.json", "ata.json"):
+        (tmp_path / "pipeline" / name).write_text("{}")
+    found = {str(f) for f in project_files(tmp_path, "pipeline.m")}
+    assert found == {"pipeline/__init__.py", "pipeline/m.py", "pipeline/data.json"}
+    (tmp_path / "pipeline" / "m.py").write_bytes(b"X = '\xff\xfe'\n")
+    with pytest.raises(ValueError, match=r"m\.py: not UTF-8"):
+        project_files(tmp_path, "pipeline.m")
+
+
 @pytest.mark.slow  # runs dvc status once per module
 def test_touching_a_module_marks_exactly_the_stages_that_can_run_it(repo, tmp_path):
     """The acceptance test: for every module under pipeline/ and flows/, an edit (in a throw-away copy)

@@ -102,11 +102,17 @@ def project_files(repo: Path, module: str) -> set[Path]:
         path = module_file(repo, name)
         if path is None:
             continue
-        source = path.read_text(encoding="utf-8")
+        try:
+            source = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); a module must be") from None
         files.add(path.relative_to(repo))
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for sibling in path.parent.iterdir():
-            if not sibling.is_file() or sibling == path or sibling.name not in source:
+            # named in the source as a file name of its own ("porter2_overrides.json", "spider.py"): a name with
+            # an extension, not a substring of other words (a file called "a" or "import" is in every module)
+            if (not sibling.is_file() or sibling == path or "." not in sibling.name.strip(".")
+                    or not re.search(rf"(?<![\w.-]){re.escape(sibling.name)}(?![\w-])", source)):
                 continue
             if sibling.suffix == ".py":  # run as a script by name (scrapy runspider .../spider.py)
                 todo.append(f"{package}.{sibling.stem}")
