@@ -45,3 +45,28 @@ def test_umask_is_read_without_being_changed(tmp_path):
         assert stat.S_IMODE((tmp_path / "y.json").stat().st_mode) == 0o640
     finally:
         os.umask(before)
+
+
+def test_an_evaluate_stage_stopped_while_writing_keeps_its_old_report_and_headline(tmp_path, monkeypatch):
+    """The report and the headline row are one set: a stop while writing the second leaves both old files
+    as they were and no temporary file behind (they were one file after the other)."""
+    from pipeline.common import files, headline
+    from pipeline.common.scoring import write_scores
+
+    monkeypatch.setattr(headline, "headline_path", lambda track, system: tmp_path / f"{system}.json")
+    report = tmp_path / "report.json"
+    write_scores(report, {"accuracy": 1.0}, "quail", "old", {"acc": 1.0}, {})
+    before = (report.read_text(), (tmp_path / "old.json").read_text())
+    real, calls = files.json.dump, []
+
+    def dump(obj, fh, **kw):
+        calls.append(obj)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the stop arrives while the headline is written
+        real(obj, fh, **kw)
+
+    monkeypatch.setattr(files.json, "dump", dump)
+    with pytest.raises(KeyboardInterrupt):
+        write_scores(report, {"accuracy": 2.0}, "quail", "old", {"acc": 2.0}, {})
+    assert (report.read_text(), (tmp_path / "old.json").read_text()) == before
+    assert not list(tmp_path.glob(".*.part"))

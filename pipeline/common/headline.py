@@ -42,10 +42,18 @@ def write_headline(track: str, system: str, figures: dict[str, float | int | Non
     unknown = sorted(set(figures) - set(KEYS))
     if unknown:
         raise ValueError(f"headline keys {unknown} are not among {sorted(KEYS)}")
-    path = headline_path(track, system)
-    write_json(path, {k: round(float(v), 4) if isinstance(v, float) else v
-                      for k, v in figures.items() if v is not None})
+    path, row = headline_row(track, system, figures)
+    write_json(path, row)
     return path
+
+
+def headline_row(track: str, system: str, figures: dict[str, float | int | None]) -> tuple[Path, dict]:
+    """Where the headline file goes and what it holds, for a writer that writes it with other files at once."""
+    unknown = sorted(set(figures) - set(KEYS))
+    if unknown:
+        raise ValueError(f"headline keys {unknown} are not among {sorted(KEYS)}")
+    return headline_path(track, system), {k: round(float(v), 4) if isinstance(v, float) else v
+                                          for k, v in figures.items() if v is not None}
 
 
 def span_figures(summary: dict[str, Any]) -> dict[str, float]:
