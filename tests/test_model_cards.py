@@ -45,3 +45,13 @@ def test_a_card_says_what_the_reports_say():
     assert "| eval | majority | acc | 55.46 | 53.28 | +2.18 [-1.75, +6.11] | no |" in text
     assert "in 0 of 1 comparisons" in text  # the other system's row is not this model's
     assert 'from_pretrained("models/strategyqa_ora_p/final")' in text
+
+
+def test_strings_a_report_carries_are_escaped_in_a_card():
+    """A card is written from reports, which an imported offline run (gpu-import) brought from a stranger."""
+    from pipeline.stages.model_cards import _training
+
+    lines = "\n".join(_training({"steps": 2, "max_steps": 2, "device": "H100<script>x</script>", "precision": "bf16",
+                                 "final_loss": 0.5, "best_step": 2, "select_metric": "f1|x",
+                                 "dev_best": {"f1<img>": 1.0}}))
+    assert "<script>" not in lines and "<img>" not in lines and "&lt;script&gt;" in lines and "f1\\|x" in lines

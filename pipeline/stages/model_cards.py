@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.common.files import atomic_output
 from pipeline.common.layout import PATHS
+from pipeline.common.safe_text import markdown_cell
 from pipeline.stages.compare import UNITS
 from pipeline.strategyqa.answering import PAPER_NAMES
 
@@ -111,7 +112,7 @@ def _figures(card: Card, evaluation: dict[str, Any]) -> list[str]:
         ci = evaluation.get("ci95", {})
         return [f"- {name}: **{evaluation[key]:.2f}**" + (f" [{ci[key][0]:.2f}, {ci[key][1]:.2f}]" if key in ci else "")
                 for name, key in (("EM", "em"), ("F1", "f1"), ("IoU", "iou"), ("ROUGE-L", "rougeL"))
-                if key in evaluation] + [f"- on `{evaluation.get('eval_split')}` ({evaluation.get('n')} questions)"]
+                if key in evaluation] + [f"- on `{markdown_cell(evaluation.get('eval_split'))}` ({markdown_cell(evaluation.get('n'))} questions)"]
     if card.track == "strategyqa":
         ci = evaluation.get("accuracy_ci95")
         # the auxiliary model is scored on held-out BoolQ articles, beside the majority with its paired interval
@@ -120,9 +121,9 @@ def _figures(card: Card, evaluation: dict[str, Any]) -> list[str]:
         versus = evaluation.get("versus_majority")
         return [f"- accuracy: **{evaluation['accuracy']:.2f}**" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
                 + f" on {n} questions; majority answer "
-                  f"(\"{evaluation['majority_answer']}\"): {evaluation['majority_baseline']:.2f}",
+                  f"(\"{markdown_cell(evaluation['majority_answer'])}\"): {evaluation['majority_baseline']:.2f}",
                 *([f"- minus the majority: {versus['difference']:+.2f} [{versus['ci95'][0]:+.2f}, "
-                   f"{versus['ci95'][1]:+.2f}], {versus['units']} {versus['unit']}s resampled"] if versus else []),
+                   f"{versus['ci95'][1]:+.2f}], {markdown_cell(versus['units'])} {markdown_cell(versus['unit'])}s resampled"] if versus else []),
                 f"- predicted \"yes\" for {100 * (evaluation.get('predicted_yes_share') or 0):.1f}% of the questions; "
                 f"{100 * (cut or 0):.1f}% of inputs cut at {evaluation['max_seq_len']} tokens", *_retrieval(card)]
     lines = []
@@ -138,12 +139,15 @@ def _figures(card: Card, evaluation: dict[str, Any]) -> list[str]:
 
 def _training(summary: dict[str, Any]) -> list[str]:
     best = summary.get("dev_best") or {}
-    best_text = ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in best.items())
-    return [f"- {summary.get('steps')} of {summary.get('max_steps')} steps on {summary.get('device')} "
-            f"({summary.get('precision')}){', stopped early' if summary.get('stopped_early') else ''}; "
-            f"final training loss {summary.get('final_loss')}",
-            f"- the checkpoint kept is step {summary.get('best_step')}, chosen on the dev set "
-            f"({summary.get('select_metric')}; {best_text or 'no dev figure'})"]
+    best_text = ", ".join(f"{markdown_cell(k)} {v:.2f}" if isinstance(v, float) else f"{markdown_cell(k)} {markdown_cell(v)}"
+                          for k, v in best.items())
+    # a report may come from an offline node (gpu-import): every string it carries is escaped
+    return [f"- {markdown_cell(summary.get('steps'))} of {markdown_cell(summary.get('max_steps'))} steps on "
+            f"{markdown_cell(summary.get('device'))} ({markdown_cell(summary.get('precision'))})"
+            f"{', stopped early' if summary.get('stopped_early') else ''}; "
+            f"final training loss {markdown_cell(summary.get('final_loss'))}",
+            f"- the checkpoint kept is step {markdown_cell(summary.get('best_step'))}, chosen on the dev set "
+            f"({markdown_cell(summary.get('select_metric'))}; {best_text or 'no dev figure'})"]
 
 
 def _baselines(card: Card, pairs: list[dict[str, Any]]) -> list[str]:
