@@ -146,7 +146,7 @@ def _git(args: list[str], cwd: Path) -> str:
     return proc.stdout
 
 
-PLOT_FOLDERS = ("plots/", "dvclive/")
+PLOT_SUFFIXES = (".csv", ".tsv")  # plot data and DVCLive curves: what dvc plots draws
 
 
 def check_plot_data(files: dict[str, bytes]) -> None:
@@ -154,7 +154,7 @@ def check_plot_data(files: dict[str, bytes]) -> None:
     the pipeline's writers never write ``<`` there (``pipeline.common.safe_text``), so a file that holds one
     was not written by them, and is refused before anything is committed."""
     for rel, data in files.items():
-        if rel.startswith(PLOT_FOLDERS) and b"<" in data:
+        if rel.endswith(PLOT_SUFFIXES) and b"<" in data:
             raise ImportError_(f"{rel}: plot data with '<' in it; the node's writers escape it, so this file is "
                                "not theirs (it would run in the page dvc plots diff writes)")
 
