@@ -336,6 +336,14 @@ BUDGET_LIMITS = {"max_seq_len": 16384, "batch_size": 4096, "learning_rate": 1.0,
                  "eval_batch_size": 8192}
 
 
+def _raise_budget_errors(model: BaseModel) -> None:
+    """Every training section of ``model`` (the whole file, or a stage's sections) within BUDGET_LIMITS."""
+    errors = [e for name in type(model).model_fields if isinstance(getattr(model, name), TrainBudget)
+              for e in _budget_errors(name, getattr(model, name))]
+    if errors:
+        raise ValueError("; ".join(errors))
+
+
 def _budget_errors(name: str, section: TrainBudget) -> list[str]:
     errors = []
     for key, limit in BUDGET_LIMITS.items():
@@ -373,10 +381,7 @@ class Params(StrictModel):
 
     @model_validator(mode="after")
     def _check_budgets(self) -> "Params":
-        errors = [e for name in type(self).model_fields if isinstance(getattr(self, name), TrainBudget)
-                  for e in _budget_errors(name, getattr(self, name))]
-        if errors:
-            raise ValueError("; ".join(errors))
+        _raise_budget_errors(self)
         return self
 
     @model_validator(mode="after")
@@ -462,10 +467,7 @@ class StageParams(StrictModel):
 
     @model_validator(mode="after")
     def _check_budgets(self) -> "StageParams":
-        errors = [e for name in type(self).model_fields if isinstance(getattr(self, name), TrainBudget)
-                  for e in _budget_errors(name, getattr(self, name))]
-        if errors:
-            raise ValueError("; ".join(errors))
+        _raise_budget_errors(self)
         return self
 
     def __getattr__(self, name: str) -> Any:
