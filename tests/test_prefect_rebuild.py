@@ -61,7 +61,7 @@ def _env(api: str) -> dict[str, str]:
 
 def _flow_runs(api: str, state: str) -> list[dict]:
     body = {"flows": {"name": {"any_": ["rebuild"]}}, "flow_runs": {"state": {"type": {"any_": [state]}}}}
-    return prefect_http.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
+    return prefect_http.post(f"{api}/flow_runs/filter", json=body, timeout=60).json()
 
 
 def _serve(tmp_path: Path, repo: Path, env: dict, cwd: Path, *args: str) -> tuple[subprocess.Popen, object]:
@@ -87,11 +87,11 @@ def test_serve_runs_rebuild_on_a_schedule_and_the_server_records_it(prefect_api,
             done = [r for r in _flow_runs(prefect_api, "COMPLETED") if r["id"] not in before]
         assert done, "no completed rebuild run within 180 s:\n" + (tmp_path / "serve.log").read_text()[-3000:]
         assert json.loads((tiny / "metrics/quail/demo.json").read_text()) == {"acc": 42.5}
-        deployment = prefect_http.get(f"{prefect_api}/deployments/{done[0]['deployment_id']}", timeout=10).json()
+        deployment = prefect_http.get(f"{prefect_api}/deployments/{done[0]['deployment_id']}", timeout=60).json()
         assert deployment["name"] == "scheduled"
         assert deployment["global_concurrency_limit"]["limit"] == 1
         arts = prefect_http.post(f"{prefect_api}/artifacts/filter",
-                                 json={"artifacts": {"key": {"any_": ["metrics-quail"]}}}, timeout=10).json()
+                                 json={"artifacts": {"key": {"any_": ["metrics-quail"]}}}, timeout=60).json()
         assert any("| demo" in a["data"] and "42.5" in a["data"] for a in arts), arts
 
     finally:
@@ -129,7 +129,7 @@ def _served_deployment(api: str, proc: subprocess.Popen, log: Path, checkout: Pa
     while time.monotonic() < deadline:
         time.sleep(2)
         assert proc.poll() is None, log.read_text()[-3000:]
-        found = prefect_http.post(f"{api}/deployments/filter", json={}, timeout=10).json()
+        found = prefect_http.post(f"{api}/deployments/filter", json={}, timeout=60).json()
         deployment = next((d for d in found if d["name"] == "scheduled" and not d.get("paused")
                            and tag in d.get("tags", [])), None)
         if deployment:
@@ -156,7 +156,7 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
         assert "temporary server" not in res.stdout + res.stderr
         create = f"{prefect_api}/deployments/{deployment['id']}/create_flow_run"
         for params in ({"repo_dir": str(evil)}, {"targets": [f"{evil}/dvc.yaml:make"]}):
-            res = prefect_http.post(create, json={"parameters": params}, timeout=10)
+            res = prefect_http.post(create, json={"parameters": params}, timeout=60)
             if res.status_code >= 400:  # refused outright by the server's parameter schema: as good
                 assert not (evil / "metrics/quail/demo.json").exists(), params
                 continue
@@ -165,7 +165,7 @@ def test_an_api_caller_cannot_choose_which_checkout_runs(prefect_api, tmp_path, 
             state = None
             while time.monotonic() < deadline and state not in ("FAILED", "COMPLETED", "CRASHED"):
                 time.sleep(2)
-                state = prefect_http.get(f"{prefect_api}/flow_runs/{run['id']}", timeout=10).json()["state"]["type"]
+                state = prefect_http.get(f"{prefect_api}/flow_runs/{run['id']}", timeout=60).json()["state"]["type"]
             assert state in ("FAILED", "CRASHED"), (params, state, (tmp_path / "serve.log").read_text()[-2000:])
             assert not (evil / "metrics/quail/demo.json").exists(), params
     finally:
@@ -184,17 +184,17 @@ def test_editing_the_served_deployment_through_the_api_runs_no_other_code(prefec
     try:
         deployment = _served_deployment(prefect_api, proc, tmp_path / "serve.log", tiny)
         shell = [{"prefect.deployments.steps.run_shell_script": {"script": f"touch {marker}"}}]
-        patched = prefect_http.request("PATCH", f"{prefect_api}/deployments/{deployment['id']}", timeout=10,
+        patched = prefect_http.request("PATCH", f"{prefect_api}/deployments/{deployment['id']}", timeout=60,
                                        json={"pull_steps": shell, "entrypoint": "flows/stage.py:stage_flow",
                                              "path": str(tmp_path)})
         assert patched.status_code < 300, patched.text[:300]
         run = prefect_http.post(f"{prefect_api}/deployments/{deployment['id']}/create_flow_run",
-                                json={"parameters": {"targets": []}}, timeout=10).json()
+                                json={"parameters": {"targets": []}}, timeout=60).json()
         deadline = time.monotonic() + 150
         state = None
         while time.monotonic() < deadline and state not in ("FAILED", "COMPLETED", "CRASHED", "CANCELLED"):
             time.sleep(2)
-            state = prefect_http.get(f"{prefect_api}/flow_runs/{run['id']}", timeout=10).json()["state"]["type"]
+            state = prefect_http.get(f"{prefect_api}/flow_runs/{run['id']}", timeout=60).json()["state"]["type"]
         text = (tmp_path / "serve.log").read_text()
         assert state == "COMPLETED", (state, text[-3000:])  # the checkout's rebuild ran, as served
         assert (tiny / "metrics/quail/demo.json").exists()
@@ -243,9 +243,9 @@ def test_a_stage_run_is_named_after_its_stage_and_tagged_with_its_rebuild(prefec
     `rebuild:<id>`, so the UI lists one rebuild's stages with one filter, and is a subflow of the rebuild's run:
     its parent task run belongs to that run and mirrors the stage's final state. Without a rebuild run of that
     id on the server, the stage runs all the same, unnested."""
-    flow = prefect_http.post(f"{prefect_api}/flows/", json={"name": "rebuild"}, timeout=10).json()
+    flow = prefect_http.post(f"{prefect_api}/flows/", json={"name": "rebuild"}, timeout=60).json()
     parent = prefect_http.post(f"{prefect_api}/flow_runs/", json={"flow_id": flow["id"], "name": "rebuild test"},
-                               timeout=10).json()["id"]
+                               timeout=60).json()["id"]
     params = write_params(tmp_path / "params.yaml", {"benchmark_sources": project_benchmark_sources()})
     for parent_id in (parent, "0f0f-no-such-run"):
         res = subprocess.run([sys.executable, "-m", "flows.stage", "benchmark_sources", "--params", params],
@@ -253,12 +253,12 @@ def test_a_stage_run_is_named_after_its_stage_and_tagged_with_its_rebuild(prefec
                              capture_output=True, text=True, timeout=300)
         assert res.returncode == 0, res.stderr[-3000:]
         body = {"flow_runs": {"tags": {"all_": [f"rebuild:{parent_id}"]}}}
-        runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
+        runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=60).json()
         assert [r["name"] for r in runs] == ["benchmark_sources"], runs
         assert set(runs[0]["tags"]) >= {"dvc-stage", f"rebuild:{parent_id}"}
         assert runs[0]["state_type"] == "COMPLETED"
         if parent_id == parent:
-            tracker = prefect_http.get(f"{prefect_api}/task_runs/{runs[0]['parent_task_run_id']}", timeout=10).json()
+            tracker = prefect_http.get(f"{prefect_api}/task_runs/{runs[0]['parent_task_run_id']}", timeout=60).json()
             assert tracker["flow_run_id"] == parent and tracker["name"] == "benchmark_sources", tracker
             assert tracker["state_type"] == "COMPLETED", tracker
         else:
@@ -266,7 +266,7 @@ def test_a_stage_run_is_named_after_its_stage_and_tagged_with_its_rebuild(prefec
 
 
 def _deployments(api: str) -> dict[str, dict]:
-    found = prefect_http.post(f"{api}/deployments/filter", json={}, timeout=10).json()
+    found = prefect_http.post(f"{api}/deployments/filter", json={}, timeout=60).json()
     return {d["name"]: d for d in found if d["name"] in ("scheduled", "pool")}
 
 
@@ -359,7 +359,7 @@ def test_serve_and_prefect_deploy_keep_their_own_deployments_in_either_order(pre
     for name in ("flows", "pipeline"):
         (old / name).symlink_to(repo / name)
     (old / "prefect.yaml").write_text((repo / "prefect.yaml").read_text().replace("- name: pool ", "- name: scheduled ", 1))
-    prefect_http.delete(f"{prefect_api}/deployments/{both['scheduled']['id']}", timeout=10).raise_for_status()
+    prefect_http.delete(f"{prefect_api}/deployments/{both['scheduled']['id']}", timeout=60).raise_for_status()
     deploy(old)
     taken = _deployments(prefect_api)["scheduled"]
     assert taken["work_pool_name"] == "qa-pipeline"
@@ -423,7 +423,7 @@ def test_a_stage_stopped_by_a_signal_is_cancelled_not_crashed(prefect_api, tmp_p
     if sig == signal.SIGINT:
         assert "slow_stage: stopped by Ctrl-C; its run is Cancelled" in output, output[-3000:]
     body = {"flow_runs": {"tags": {"all_": [f"rebuild:stop-{sig.name}"]}}}
-    runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
+    runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=60).json()
     assert [(r["name"], r["state_type"]) for r in runs] == [("slow_stage", "CANCELLED")], runs
 
 
@@ -444,13 +444,13 @@ def test_a_stage_killed_with_sigkill_ends_crashed_not_running(prefect_api, tmp_p
         if proc.poll() is None:
             proc.kill()
     body = {"flow_runs": {"tags": {"all_": ["rebuild:kill9"]}}}
-    runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
+    runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=60).json()
     assert [r["state_type"] for r in runs] == ["RUNNING"], runs  # what Prefect alone leaves
     quick = SLOW_STAGE.replace("time.sleep(300)", "pass").replace("slow_stage", "quick_stage")
     done = subprocess.run([sys.executable, "-c", quick, str(PROJECT_PARAMS)], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
+    runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=60).json()
     states = {r["name"]: (r["state_type"], r["state"]["message"]) for r in runs}
     assert states["slow_stage"][0] == "CRASHED" and "killed" in states["slow_stage"][1], states
     assert states["quick_stage"][0] == "COMPLETED", states
@@ -498,7 +498,7 @@ def test_a_stage_killed_under_a_rebuild_ends_crashed_with_it(prefect_api, tmp_pa
     once its dvc repro has ended."""
     work = _slow_dvc_repo(tmp_path / "slow", repo)
     body = {"flows": {"name": {"any_": ["slow_stage"]}}}
-    before = {r["id"] for r in prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()}
+    before = {r["id"] for r in prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=60).json()}
     rebuild = subprocess.Popen([sys.executable, "-m", "flows.rebuild", "--repo-dir", str(work)], cwd=tmp_path,
                                env=_env(prefect_api), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -512,14 +512,14 @@ def test_a_stage_killed_under_a_rebuild_ends_crashed_with_it(prefect_api, tmp_pa
         if rebuild.poll() is None:
             rebuild.kill()
     assert rebuild.returncode != 0 and "marked Crashed" in output, output[-3000:]
-    runs = [r for r in prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=10).json()
+    runs = [r for r in prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=60).json()
             if r["id"] not in before]
     assert [r["state_type"] for r in runs] == ["CRASHED"], runs
 
 
 def _deployment_id(api: str, name: str = "scheduled") -> str | None:
     with contextlib.suppress(httpx.HTTPError):
-        for d in prefect_http.post(f"{api}/deployments/filter", json={}, timeout=10).json():
+        for d in prefect_http.post(f"{api}/deployments/filter", json={}, timeout=60).json():
             if d["name"] == name and not d.get("paused", True):
                 return d["id"]
     return None
@@ -536,19 +536,19 @@ def _wait(cond, timeout: float, what: str, log: Path):
 
 
 def _run_state(api: str, run_id: str) -> str:
-    return prefect_http.get(f"{api}/flow_runs/{run_id}", timeout=10).json()["state"]["type"]
+    return prefect_http.get(f"{api}/flow_runs/{run_id}", timeout=60).json()["state"]["type"]
 
 
 def _start_rebuild(api: str, log: Path) -> str:
     dep = _wait(lambda: _deployment_id(api), 120, "serve registered no deployment", log)
-    res = prefect_http.post(f"{api}/deployments/{dep}/create_flow_run", json={}, timeout=10)
+    res = prefect_http.post(f"{api}/deployments/{dep}/create_flow_run", json={}, timeout=60)
     assert res.status_code < 400, res.text
     return res.json()["id"]
 
 
 def _stage_runs(api: str, rebuild_id: str) -> list[dict]:
     body = {"flow_runs": {"tags": {"all_": [f"rebuild:{rebuild_id}"]}}}
-    return prefect_http.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
+    return prefect_http.post(f"{api}/flow_runs/filter", json=body, timeout=60).json()
 
 
 @pytest.mark.timeout(900)
@@ -701,15 +701,15 @@ def _rebuild_and_read_its_log(prefect_api: str, tmp_path: Path, slow: Path) -> N
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     rebuild = prefect_http.post(f"{prefect_api}/flow_runs/filter",
                                 json={"flows": {"name": {"any_": ["rebuild"]}}, "sort": "START_TIME_DESC",
-                                      "limit": 1}, timeout=10).json()[0]
+                                      "limit": 1}, timeout=60).json()[0]
     stage = _stage_runs(prefect_api, rebuild["id"])
     assert [s["name"] for s in stage] == ["slow_stage"]
     logs = prefect_http.post(f"{prefect_api}/logs/filter",
-                             json={"logs": {"flow_run_id": {"any_": [rebuild["id"]]}}}, timeout=10).json()
+                             json={"logs": {"flow_run_id": {"any_": [rebuild["id"]]}}}, timeout=60).json()
     forwarded = [entry["message"] for entry in logs if "slow_stage" in entry["message"]]
     assert forwarded and not any(re.match(r"\d{2}:\d{2}:\d{2}\.\d{3} \|", m) for m in forwarded), forwarded
     artifacts = prefect_http.post(f"{prefect_api}/artifacts/filter",
-                                  json={"artifacts": {"key": {"any_": ["rebuild-stages"]}}}, timeout=10).json()
+                                  json={"artifacts": {"key": {"any_": ["rebuild-stages"]}}}, timeout=60).json()
     table = next(a for a in artifacts if a["flow_run_id"] == rebuild["id"])
     rows = json.loads(table["data"]) if isinstance(table["data"], str) else table["data"]
     assert rows[0]["stage"] == "slow_stage" and rows[0]["state"] == "Completed"
