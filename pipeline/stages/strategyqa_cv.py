@@ -150,35 +150,32 @@ def _fingerprint(params: Params, setting: str, fold: int, data: CVData, start: s
             "start_weights": start_weights, "code": code}
 
 
-def _run_fold(params: Params, setting: str, fold: int) -> dict[str, Any]:
+def _run_fold(params: Params, data: CVData, setting: str, fold: int, start_weights: str | None) -> dict[str, Any]:
     """Train, answer the fold's questions, keep the answers; a fold already answered from the same inputs is
-    read back instead."""
+    read back instead. ``data`` and ``start_weights`` are read once by :func:`run` for every fold."""
     from transformers import AutoTokenizer
-
-    from pipeline.stages.train_strategyqa_qa import _weights_digest
 
     out = fold_dir(setting, fold)
     done = out / RESULT
+    fingerprint = _fingerprint(params, setting, fold, data, _start(params), start_weights)
     if done.exists():
         kept = json.loads(done.read_text(encoding="utf-8"))
-        data = load_cv_data(params)
-        if kept.get("fingerprint") == _fingerprint(params, setting, fold, data, _start(params),
-                                                   _weights_digest(_start(params))):
+        if kept.get("fingerprint") == fingerprint:
             get_logger().info("strategyqa_cv %s fold %d: answered in an earlier run, kept", setting, fold)
             return kept
     prepared, stats = run_training(training_call, params, f"{setting}:{fold}")
     p = params.strategyqa_qa
-    data = load_cv_data(params)
     model = out / "final"
     first, second = build_inputs(prepared.test, setting, data.ranked.get(setting), data.paragraphs)
     feats = encode_pairs(AutoTokenizer.from_pretrained(str(model)), first, second, p.max_seq_len)
     logits = predict_choice_logits("classification", model, feats, 2, p.eval_batch_size, p.device)
     result = {
-        "fingerprint": _fingerprint(params, setting, fold, data, prepared.start, _weights_digest(prepared.start)),
+        "fingerprint": fingerprint,
         "train_questions": len(prepared.train), "dev_questions": len(prepared.dev),
         "test_questions": len(prepared.test), "majority": majority_label(labels(prepared.train)),
         "truncated_share": round(feats.truncated / len(feats), 4) if len(feats) else None,
-        "steps": stats.get("steps"), "best_step": stats.get("best_step"), "best_dev": (stats.get("dev_best") or {}).get("accuracy"),
+        "steps": stats.get("steps"), "best_step": stats.get("best_step"),
+        "best_dev": (stats.get("dev_best") or {}).get("accuracy"),
         "answers": {q.qid: {"answer": bool(a), "logits": [round(x, 5) for x in row]}
                     for q, a, row in zip(prepared.test, argmax(logits), logits, strict=True)},
     }
@@ -220,8 +217,11 @@ def run(params: Params) -> dict[str, Any]:
         report = {"folds": 0, "settings": {}, "note": "off (strategyqa_cv.folds: 0); the GPU profile runs 5 folds"}
         write_json_set([(PATHS.strategyqa_cv.predictions, {}, None), (PATHS.strategyqa_cv.report, report, 2)])
         return report
+    from pipeline.stages.train_strategyqa_qa import _weights_digest
+
     data = load_cv_data(params)
-    results = {s: [_run_fold(params, s, f) for f in range(cv.folds)] for s in cv.settings}
+    start_weights = _weights_digest(_start(params))  # the auxiliary model's 90 MB, hashed once for every fold
+    results = {s: [_run_fold(params, data, s, f, start_weights) for f in range(cv.folds)] for s in cv.settings}
     reference_name = "question_only" if "question_only" in cv.settings else None
     reference = ({qid: a["answer"] for f in results[reference_name] for qid, a in f["answers"].items()}
                  if reference_name else None)
