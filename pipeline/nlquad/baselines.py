@@ -56,7 +56,10 @@ def _pred(context: str, span: tuple[int, int]) -> dict:
     return {"text": context[span[0]:span[1]], "start": span[0], "end": span[1]}
 
 
-def run_baselines(dataset: dict[str, Any], window_words: int, seed: int) -> dict[str, dict[str, dict]]:
+def run_baselines(dataset: dict[str, Any], window_words: int, seed: int,
+                  oracle: bool = True) -> dict[str, dict[str, dict]]:
+    """Every window baseline's prediction per question; ``oracle=False`` skips the BM25L oracle (it re-windows
+    each document per question, most of the time here), for a caller that does not report it."""
     rng = random.Random(seed)
     preds: dict[str, dict[str, dict]] = {k: {} for k in ("first_window", "last_window", "random_window",
                                                            "bm25l", "bm25l_oracle")}
@@ -76,8 +79,10 @@ def run_baselines(dataset: dict[str, Any], window_words: int, seed: int) -> dict
         preds["random_window"][qid] = _pred(ctx, rng.choice(windows))
         scores = bm25.get_scores(query)
         preds["bm25l"][qid] = _pred(ctx, windows[max(range(len(windows)), key=lambda i: (scores[i], -i))])
+        if not oracle:
+            continue
         oracle_windows = sentence_windows(ctx, len(ex["gold"].split()))
-        oracle = BM25L([_analyze(ctx[s:e]) for s, e in oracle_windows])
-        o_scores = oracle.get_scores(query)
+        oracle_bm25 = BM25L([_analyze(ctx[s:e]) for s, e in oracle_windows])
+        o_scores = oracle_bm25.get_scores(query)
         preds["bm25l_oracle"][qid] = _pred(ctx, oracle_windows[max(range(len(oracle_windows)), key=lambda i: (o_scores[i], -i))])
     return preds

@@ -160,11 +160,9 @@ def _response_lines(resp: requests.Response, max_line: int = _MAX_LINE, max_line
                 raise CdxFormatError(f"{resp.url}: a CDX line longer than {max_line} bytes")
         if expired.is_set():
             raise CdxFormatError(f"{resp.url}: the CDX reply took longer than {deadline_s:g} s; stopped")
-    except (requests.RequestException, OSError, AttributeError, ValueError) as exc:
-        if expired.is_set():
+    except (requests.RequestException, OSError, AttributeError, ValueError):
+        if expired.is_set():  # the read the deadline cut short fails in whatever way the library reports it
             raise CdxFormatError(f"{resp.url}: the CDX reply took longer than {deadline_s:g} s; stopped") from None
-        if isinstance(exc, CdxFormatError):
-            raise
         raise
     finally:
         if timer is not None:
