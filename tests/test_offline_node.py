@@ -376,3 +376,52 @@ def test_the_import_names_a_malformed_file(repo, tmp_path):
     (tmp_path / "gpu_profile.json").write_text(json.dumps({"device": "H100"}))
     with pytest.raises(ImportError_, match="results.tar.gz: not a gzipped tar archive"):
         read_results(tmp_path, [])
+
+
+NODE_IMPORT_CHECK = r"""
+import importlib.metadata as md, re, sys
+from pipeline.offline.bundle import NODE_PACKAGES
+
+def closure(names):
+    seen, todo = set(), [re.sub(r"[-_.]+", "-", n).lower() for n in names]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = md.requires(name) or ()
+        except md.PackageNotFoundError:  # behind a marker that does not hold here
+            continue
+        for req in requires:
+            if "extra ==" in req:
+                continue
+            todo.append(re.sub(r"[-_.]+", "-", re.split(r"[\s;<>=!~\[(]", req, 1)[0]).lower())
+    return seen
+
+dists = closure([*sys.argv[1].split(","), *NODE_PACKAGES])
+allowed = {top for top, owners in md.packages_distributions().items()
+           if any(re.sub(r"[-_.]+", "-", o).lower() in dists for o in owners)}
+allowed |= set(sys.stdlib_module_names) | {"pipeline", "dvclive"}  # dvclive: the bundle's shim
+
+class NotOnTheNode:
+    def find_spec(self, name, path=None, target=None):
+        top = name.partition(".")[0]
+        if top not in allowed and not top.startswith("_"):
+            raise ModuleNotFoundError(f"{name} is not on the GPU node", name=name)
+        return None
+
+sys.meta_path.insert(0, NotOnTheNode())
+from pipeline.offline.node import _stage_calls
+print(len(_stage_calls(None)), "stages import")
+"""
+
+
+def test_every_node_stage_imports_with_only_the_node_image_packages():
+    """The GPU image holds only its listed packages plus what the bundle ships (NODE_PACKAGES): a module a node
+    stage imports at load time from anywhere else (rank_bm25 through an NLQuAD helper, once) stops the node at
+    its first stage. The slow bundle test finds it after a repro; this finds it in a second."""
+    done = subprocess.run([sys.executable, "-c", NODE_IMPORT_CHECK, ",".join(GPU_IMAGE_PACKAGES)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "stages import" in done.stdout

@@ -24,6 +24,7 @@ from typing import Any
 from pipeline.common.logs import get_logger
 from pipeline.common.paired import design_effect, paired_difference
 from pipeline.nlquad.baselines import run_baselines
+from pipeline.nlquad.clusters import article_clusters
 from pipeline.nlquad.squad_format import iter_article_qas
 from pipeline.span_qa.metrics import evaluate
 
@@ -33,15 +34,6 @@ PAPER = {"document_words_mean": 877.0, "answer_words_mean": 175.0,
 LENGTH_TOLERANCE = 0.25  # relative, either side
 NAMING_MAX = 15.0  # percent of questions
 PAPER_BM25L = "no significant difference between BM25L and the first, last and random windows"
-
-
-def article_clusters(dataset: dict[str, Any]) -> dict[str, str]:
-    """Question id -> its article (one entry of ``data`` per article)."""
-    labels: dict[str, str] = {}
-    articles: dict[int, str] = {}
-    for art, _, qa in iter_article_qas(dataset):
-        labels[qa["id"]] = articles.setdefault(id(art), f"article-{len(articles)}")
-    return labels
 
 
 def bm25l_versus_random(dataset: dict[str, Any], window_words: int, seed: int) -> dict[str, Any]:
