@@ -41,7 +41,8 @@ SCIENCE: frozenset[str] = frozenset({
     "nlquad_baselines.window_words", "nlquad_baselines.seed", "nlquad_baselines.eval_split",
     *(f"{section}.{k}" for section in TRAINED_SECTIONS
       for k in ("max_seq_len", "batch_size", "learning_rate", "weight_decay", "warmup_ratio", "max_steps",
-                "checkpoint_every", "seed", "eval_every", "select_metric", "patience", "eval_batch_size")),
+                "checkpoint_every", "seed", "eval_every", "select_metric", "patience", "eval_batch_size",
+                "precision", "attention_dropout")),
     *(f"{section}.{k}" for section in ("span_window", "longformer")
       for k in ("max_question_len", "n_best", "max_answer_tokens", "eval_split")),
     "span_window.doc_stride", "span_window.model_name_or_path",

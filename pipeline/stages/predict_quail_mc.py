@@ -36,7 +36,8 @@ def run(params: Params, variant: str) -> dict:
         get_logger().info("quail_mc@%s: predicting %d %s questions", variant, len(questions), name)
         feats = encode_questions(tokenizer, questions, variant, p.max_seq_len)
         n_options = len(questions[0].options)
-        logits = predict_choice_logits("multiple_choice", model, feats, n_options, p.eval_batch_size, p.device)
+        logits = predict_choice_logits("multiple_choice", model, feats, n_options, p.eval_batch_size, p.device,
+                                   p.precision)
         return logits, round(feats.truncated / len(feats), 4)
 
     selection = selection_dev(train_share, p.dev_share, p.seed)

@@ -168,7 +168,8 @@ def _run_fold(params: Params, data: CVData, setting: str, fold: int, start_weigh
     model = out / "final"
     first, second = build_inputs(prepared.test, setting, data.ranked.get(setting), data.paragraphs)
     feats = encode_pairs(AutoTokenizer.from_pretrained(str(model)), first, second, p.max_seq_len)
-    logits = predict_choice_logits("classification", model, feats, 2, p.eval_batch_size, p.device)
+    logits = predict_choice_logits("classification", model, feats, 2, p.eval_batch_size, p.device,
+                                   p.precision)
     result = {
         "fingerprint": fingerprint,
         "train_questions": len(prepared.train), "dev_questions": len(prepared.dev),

@@ -84,7 +84,8 @@ def run(params: Params) -> dict:
     heldout, model = prepared.heldout, PATHS.boolq_aux.model
     feats = encode_pairs(AutoTokenizer.from_pretrained(str(model)), [q.question for q in heldout],
                          [q.passage for q in heldout], p.max_seq_len)
-    answers = argmax(predict_choice_logits("classification", model, feats, 2, p.eval_batch_size, p.device))
+    answers = argmax(predict_choice_logits("classification", model, feats, 2, p.eval_batch_size, p.device,
+                                   p.precision))
     gold = _labels(heldout)
     majority = majority_label(_labels(prepared.train))
     versus = paired_difference([float(a == g) for a, g in zip(answers, gold, strict=True)],

@@ -21,6 +21,12 @@ class TrainBudget(StrictModel):
     checkpoint_every: int = Field(ge=1)
     seed: int
     device: Literal["auto", "cpu", "cuda"]
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = Field(
+        description="auto: bf16 autocast where the processor or GPU computes bfloat16 natively (CPU: avx512_bf16 "
+                    "or amx_bf16), fp16 on a GPU without it, else fp32; fp16 needs a GPU")
+    attention_dropout: float | None = Field(
+        ge=0, lt=1, description="dropout on attention probabilities while training; null keeps the model's own "
+                                "(BERT, RoBERTa: 0.1)")
     eval_every: int = Field(ge=1, description="steps between dev evaluations (and one at the last step)")
     select_metric: str = Field(description="the dev figure the kept checkpoint is chosen by (higher is better)")
     patience: int = Field(ge=0, description="dev evaluations without improvement before training stops; 0 = never")

@@ -49,15 +49,68 @@ def resolve_model_path(name_or_path: str) -> str:
     return name_or_path
 
 
-def pick_device(requested: str = "auto") -> tuple[torch.device, torch.dtype | None]:
-    """CPU in float32; CUDA with bf16 autocast where the GPU supports it, else fp16 (with loss scaling)."""
+def cpu_has_native_bf16() -> bool:
+    """Whether this processor computes bfloat16 in hardware (AVX512-BF16 or AMX-BF16: Intel Sapphire Rapids and
+    later, AMD Zen 4 and later). Elsewhere bf16 autocast is emulated and slower than float32."""
+    capabilities = getattr(torch.cpu, "get_capabilities", None)  # torch >= 2.8
+    if capabilities is not None:
+        caps = capabilities()
+        return bool(caps.get("avx512_bf16") or caps.get("amx_bf16"))
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+AMP = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def pick_device(requested: str = "auto", precision: str = "auto") -> tuple[torch.device, torch.dtype | None]:
+    """The device and the autocast dtype (None: float32). ``precision: auto`` takes bf16 where the hardware
+    computes it natively (a GPU that supports it, or a CPU with AVX512-BF16/AMX), fp16 with loss scaling on a
+    GPU without bf16, float32 on any other CPU. Weights and optimizer state stay float32 either way."""
     if requested == "cpu" or (requested == "auto" and not torch.cuda.is_available()):
-        return torch.device("cpu"), None
+        device = torch.device("cpu")
+        if precision == "fp16":
+            raise ValueError("precision fp16 needs a GPU (loss scaling is a CUDA feature); use bf16 or fp32 on CPU")
+        if precision == "auto":
+            return device, torch.bfloat16 if cpu_has_native_bf16() else None
+        return device, AMP[precision]
     device = torch.device("cuda")
-    return device, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if precision == "auto":
+        return device, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if precision == "bf16" and not torch.cuda.is_bf16_supported():
+        raise ValueError(f"precision bf16: {torch.cuda.get_device_name(0)} does not support bfloat16; use fp16")
+    return device, AMP[precision]
 
 
 MIXED_PRECISION = {None: "no", torch.bfloat16: "bf16", torch.float16: "fp16"}  # Accelerate's names
+
+
+ATTENTION_DROPOUT_KEYS = ("attention_probs_dropout_prob", "attention_dropout")  # BERT/RoBERTa/Longformer; DistilBERT
+
+
+def with_attention_dropout(cfg: "TrainConfig", model_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``from_pretrained`` keyword arguments with the section's attention dropout set in the model config
+    under the name its architecture reads; None leaves the model's own. Why a knob at all: on a CPU the
+    dropout mask over every attention probability (batch x heads x length^2 per layer) was half of a
+    training step's time, all of it random-number generation (benchmarks/training_precision.py)."""
+    if cfg.attention_dropout is None:
+        return model_kwargs
+    from transformers import AutoConfig
+
+    if "config" in model_kwargs:
+        raise ValueError("attention_dropout is set on the config fine_tune loads; pass config overrides as keywords")
+    # every keyword our callers pass (num_labels, id2label, label2id) is a config override
+    config = AutoConfig.from_pretrained(resolve_model_path(cfg.model_name_or_path), **model_kwargs)
+    keys = [k for k in ATTENTION_DROPOUT_KEYS if hasattr(config, k)]
+    if not keys:
+        raise ValueError(f"attention_dropout: the {config.model_type} config has none of {ATTENTION_DROPOUT_KEYS}; "
+                         "set attention_dropout: null")
+    for key in keys:
+        setattr(config, key, cfg.attention_dropout)
+    return {"config": config}
 
 
 def accepts_token_types(model) -> bool:
@@ -141,7 +194,7 @@ def _accelerator(cfg: TrainConfig):
     from accelerate.state import AcceleratorState
     from accelerate.utils import DataLoaderConfiguration
 
-    device, amp_dtype = pick_device(cfg.device)
+    device, amp_dtype = pick_device(cfg.device, cfg.precision)
     # the precision is a per-run choice: forget the previous run's in this process (tests, notebooks);
     # the process group of a torchrun launch (PartialState) is kept
     AcceleratorState._reset_state(reset_partial_state=False)
@@ -257,7 +310,8 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
     set_seed(cfg.seed)  # python, numpy, torch and every CUDA device
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(cfg.model_name_or_path))
     resume = _latest_checkpoint(out_dir)
-    model = auto_class.from_pretrained(resolve_model_path(cfg.model_name_or_path), **(model_kwargs or {}))
+    model = auto_class.from_pretrained(resolve_model_path(cfg.model_name_or_path),
+                                       **with_attention_dropout(cfg, model_kwargs or {}))
     no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
     groups = [
         {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)], "weight_decay": cfg.weight_decay},
@@ -358,11 +412,12 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
 
 @torch.no_grad()
 def predict_batches(auto_class: Any, model_dir: Path, n_examples: int, make_batch: BatchMaker, batch_size: int,
-                    device_name: str = "auto") -> Any:
-    """Yield ``(indices, model output)`` over ``n_examples`` in order; batches made by ``make_batch``."""
+                    device_name: str = "auto", precision: str = "auto") -> Any:
+    """Yield ``(indices, model output)`` over ``n_examples`` in order; batches made by ``make_batch``, under
+    the precision the model trained with (the section's ``precision``)."""
     from transformers import AutoTokenizer
 
-    device, amp_dtype = pick_device(device_name)
+    device, amp_dtype = pick_device(device_name, precision)
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     model = auto_class.from_pretrained(str(model_dir)).to(device).eval()
     with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
