@@ -3,7 +3,7 @@ pick instead.
 
 Three loops, each in a child process of its own (peak RSS from ``RUSAGE_SELF``; on CUDA also
 ``torch.cuda.max_memory_allocated``), on the same model, windows, batch size, learning-rate schedule and
-precision (bf16 autocast where the GPU has it):
+precision (the section's ``precision``: bf16 autocast where the processor or GPU has it) and attention dropout:
 
 - the pipeline's loop (``pipeline.training.finetune``: Hugging Face Accelerate, checkpoints, progress, DVCLive);
 - Hugging Face ``Trainer`` (``save_strategy="no"``, no evaluation, no reporting): the named reference, what a
@@ -44,7 +44,7 @@ from pipeline.params import Params
 from pipeline.span_qa.data import load_examples
 from pipeline.span_qa.features import build_windows
 from pipeline.training.finetune import (TrainConfig, accepts_token_types, example_order, pick_device,
-                                        resolve_model_path)
+                                        resolve_model_path, with_attention_dropout)
 from pipeline.span_qa.train import collate, train
 loop, steps, device, batch, model_name = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
 
@@ -76,8 +76,9 @@ if loop == "pipeline":
 elif loop == "reference":  # the plain loop, same seed, same example order, same batches
     from accelerate.utils import set_seed
     set_seed(cfg.seed)
-    dev, amp = pick_device(device)
-    model = AutoModelForQuestionAnswering.from_pretrained(resolve_model_path(cfg.model_name_or_path)).to(dev)
+    dev, amp = pick_device(device, cfg.precision)
+    model = AutoModelForQuestionAnswering.from_pretrained(resolve_model_path(cfg.model_name_or_path),
+                                                          **with_attention_dropout(cfg, {})).to(dev)
     no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
     groups = [{"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)], "weight_decay": cfg.weight_decay},
               {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0}]
@@ -104,8 +105,9 @@ elif loop == "reference":  # the plain loop, same seed, same example order, same
              "tokens_per_s_this_run": round(tokens / elapsed, 1), "weights": weights_digest(model)}
 if loop == "hf_trainer":  # what a user would write instead: Trainer on the same windows, batch, schedule, precision
     from transformers import Trainer, TrainingArguments
-    dev, amp = pick_device(device)
-    model = AutoModelForQuestionAnswering.from_pretrained(resolve_model_path(cfg.model_name_or_path))
+    dev, amp = pick_device(device, cfg.precision)
+    model = AutoModelForQuestionAnswering.from_pretrained(resolve_model_path(cfg.model_name_or_path),
+                                                          **with_attention_dropout(cfg, {}))
     types = accepts_token_types(model)
     counted = {"tokens": 0}
 

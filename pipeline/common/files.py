@@ -43,6 +43,16 @@ def current_umask() -> int:
     return mask
 
 
+def give_umask_modes(folder: Path) -> None:
+    """Every file under ``folder`` gets the mode a plain ``open`` would (0666 less the umask). Libraries that
+    write through a temporary file (safetensors' ``model.safetensors``) leave it 0600, which a group sharing
+    the workspace and the DVC cache cannot read (docs/group-setup.md)."""
+    mode = 0o666 & ~current_umask()
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            os.chmod(path, mode)
+
+
 def _temp_beside(path: Path) -> tuple[int, str]:
     """A new ``.NAME.<pid>.*.part`` next to ``path`` (the pid lets a later run tell a dead writer's
     leftovers from a live one's), after removing those of writers that are gone. mkstemp makes it 0600;

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import torch
 
+from pipeline.common.files import give_umask_modes
+
 
 def convert_to_longformer(source: str, out_dir: Path, max_pos: int, attention_window: int, seed: int = 0) -> Path:
     from transformers import (
@@ -99,6 +101,7 @@ def prepare_longformer(source: str, out_dir: Path, max_pos: int, attention_windo
     else:
         AutoModelForQuestionAnswering.from_pretrained(source).save_pretrained(partial)
         AutoTokenizer.from_pretrained(source).save_pretrained(partial)
+    give_umask_modes(partial)
     shutil.rmtree(out_dir, ignore_errors=True)
     partial.rename(out_dir)
     return converted

@@ -125,7 +125,7 @@ class TrainingCurves:
 
 
 REPORTED = ("steps", "max_steps", "final_loss", "select_metric", "best_step", "dev_best", "dev_last",
-            "dev_evaluations", "stopped_early", "device", "precision")
+            "dev_evaluations", "stopped_early", "device", "precision", "attention_dropout")
 
 
 VARYING = ("tokens_per_s_this_run", "resumed_from_step")  # logged by the stage, kept out of its outputs

@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from pipeline.common.files import give_umask_modes
 from pipeline.common.logs import ProgressReport, get_logger, progress
 from pipeline.training.config import TrainBudget
 from pipeline.training.curves import TrainingCurves, TrainingHistory
@@ -248,6 +249,7 @@ def _save_final(write: Callable[[Path], None], out_dir: Path) -> None:
         old.rename(final)
     shutil.rmtree(partial, ignore_errors=True)
     write(partial)
+    give_umask_modes(partial)
     shutil.rmtree(old, ignore_errors=True)
     if final.exists():
         final.rename(old)
@@ -405,6 +407,7 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
         **history.selection_summary(cfg.select_metric, cfg.patience),
         "device": "cpu" if device.type == "cpu" else torch.cuda.get_device_name(0),
         "precision": "fp32" if amp_dtype is None else str(amp_dtype).removeprefix("torch."),
+        "attention_dropout": "model's own" if cfg.attention_dropout is None else cfg.attention_dropout,
         "processes": accelerator.num_processes,
         "tokens_per_s_this_run": round(tokens / elapsed, 1) if elapsed > 0 and tokens else None,
     }
