@@ -353,3 +353,22 @@ def test_an_entry_outside_the_checkout_is_refused(value):
         layout.stage.report
     with pytest.raises(LayoutError, match="paths.stage.report"):
         layout.leaves()
+
+
+def test_every_training_stage_declares_every_budget_key_it_trains_with(repo):
+    """``TrainConfig.from_params`` hands the loop every ``TrainBudget`` field of a section, which the static
+    reads above cannot see: each training stage declares them all (or the whole section), so a change of
+    precision or attention dropout retrains."""
+    from pipeline.training.config import TrainBudget
+
+    stages = _dvc(repo)["stages"]
+    sections = {"train_span": "span_window", "train_longformer": "longformer", "train_boolq_aux": "boolq_aux",
+                "train_strategyqa_qa": "strategyqa_qa", "train_quail_mc": "quail_mc", "strategyqa_cv": "strategyqa_qa"}
+    missing = []
+    for stage, section in sections.items():
+        resolved = [name for name in stages if name == stage or name.startswith(stage + "@")]  # foreach
+        assert resolved, stage
+        declared = set.intersection(*(_declared_params(stages[name]) for name in resolved))
+        missing += [f"{stage}: {section}.{k}" for k in TrainBudget.model_fields
+                    if section not in declared and f"{section}.{k}" not in declared]
+    assert not missing, missing
