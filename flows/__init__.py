@@ -10,11 +10,23 @@ import os
 import sys
 from pathlib import Path
 
+
+
+def outputs_removed_hint() -> str:
+    """Under ``dvc repro`` a stage that stops before doing anything has already lost its outputs: DVC removes a
+    stage's outputs before it runs the command. They are not gone: the committed ones are in the DVC cache."""
+    stage = os.environ.get("DVC_STAGE")
+    if not stage:
+        return ""
+    return (f"\nDVC removed {stage}'s outputs before running it; `dvc checkout {stage}` puts the ones dvc.lock "
+            f"records back from the cache, `dvc repro {stage}` rebuilds them once the above is fixed.")
+
+
 if importlib.util.find_spec("prefect") is None:  # `.venv/bin/dvc repro` without the venv on PATH
     _venv = Path(__file__).resolve().parents[1] / ".venv"
     sys.exit(f"{sys.executable} has no Prefect: the stages run with the `python` first on PATH, and that is not "
              f"the project's. Activate the project's environment first (source {_venv}/bin/activate), or run "
-             "make repro.")
+             f"make repro.{outputs_removed_hint()}")
 
 # One project-local Prefect home (database, settings, logs) whoever starts the process: `make`, a plain
 # `dvc repro` or `dvc exp run` in an activated venv, or `make serve`; so every run lands in one database and

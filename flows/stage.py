@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flows import outputs_removed_hint
+
 ROOT = Path(__file__).resolve().parents[1]
 # dvc.yaml of the checkout that holds this code: the sections a stage declares there are the ones DVC
 # tracks for it, so they are the only ones it may read (an undeclared read would go stale in DVC's cache)
@@ -152,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     try:  # before the flow starts, so a bad file writes nothing at all and the run says why in one line
         load_params(args.params, sections=None if args.stage == FULL_CHECK else declared_sections(args.stage))
     except ParamsError as exc:
-        print(exc, file=sys.stderr)
+        print(f"{exc}{outputs_removed_hint()}", file=sys.stderr)
         return 2
     name = args.stage + (f"@{args.variant}" if choices else "")
     started = time.monotonic()

@@ -111,6 +111,24 @@ def test_stage_with_bad_params_writes_nothing(repo, tmp_path):
     assert "sample.typo_key" in res.stderr
     assert not (tmp_path / "data").exists()  # the sample folder would be data/sample (paths.yaml)
     assert not (tmp_path / "reports").exists()
+    assert "dvc checkout" not in res.stderr  # not run by DVC: nothing was removed
+
+
+def test_a_stage_dvc_runs_says_how_to_get_back_the_outputs_dvc_removed(repo, tmp_path):
+    """DVC removes a stage's outputs before running its command, so a stage that refuses its params has lost
+    them; the message says they are in the cache and how to put them back."""
+    bad = _write(tmp_path, (PROJECT_PARAMS).read_text().replace("split:\n  seed: 2021\n",
+                                                                "split:\n  seed: 2021\n  typo_key: 1\n"))
+    env = {"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin", "DVC_STAGE": "split"}
+    res = subprocess.run([sys.executable, "-m", "flows.stage", "split", "--params", str(bad)], cwd=tmp_path,
+                         capture_output=True, text=True, env=env)
+    assert res.returncode == 2 and "split.typo_key" in res.stderr
+    assert "DVC removed split's outputs" in res.stderr and "`dvc checkout split`" in res.stderr
+    if not Path("/usr/bin/python3").exists():
+        return
+    bare = subprocess.run(["/usr/bin/python3", "-m", "flows.stage", "split"], cwd=repo, capture_output=True,
+                          text=True, env={"PATH": "/usr/bin:/bin", "DVC_STAGE": "split"})
+    assert bare.returncode != 0 and "has no Prefect" in bare.stderr and "`dvc checkout split`" in bare.stderr
 
 
 def test_a_repeated_key_is_an_error_not_last_one_wins(repo, tmp_path):

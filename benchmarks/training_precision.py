@@ -1,0 +1,119 @@
+"""Where a CPU training step of ``train_span`` goes, and what bf16 autocast and the attention-dropout knob
+buy: the same windows, the same batches in the same order, from the same starting weights, under four
+settings, alternating in one process so that the machine's state is shared:
+
+- ``fp32`` with the model's own attention dropout (0.1): how every model trained before ``precision``;
+- ``bf16`` autocast with it;
+- ``fp32`` and ``bf16`` with attention dropout off (``attention_dropout: 0.0``, params.yaml's CPU setting).
+
+Each setting trains ``--steps`` steps (AdamW, the section's schedule and clipping, as the loop trains) and
+reports real (non-padding) training tokens/s over the steps alone, then its dev figures after those steps,
+scored as the stage scores its dev split (``SpanDevEvaluation``), with the time that took. A profile of one
+fp32 step (``torch.profiler``, the top operators by self time) says where the time goes.
+
+The committed result is the evidence for params.yaml's ``precision: auto`` and ``attention_dropout: 0.0``;
+that the systems trained so still learn at least as well is the pipeline's own before/after comparison at
+the full budget (docs/benchmarks.md). Needs the pipeline's split (``dvc repro split``).
+
+    .venv/bin/python -m benchmarks.training_precision [--steps 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from benchmarks._common import write_result
+
+SETTINGS = (("fp32", None), ("bf16", None), ("fp32", 0.0), ("bf16", 0.0))  # (precision, attention_dropout)
+
+
+def _step_profile(model, batch) -> list[dict]:
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        model(**batch).loss.backward()
+    model.zero_grad(set_to_none=True)
+    rows = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
+    total = sum(e.self_cpu_time_total for e in rows)
+    return [{"op": e.key, "self_share": round(e.self_cpu_time_total / total, 3)} for e in rows[:6]]
+
+
+def main() -> None:
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer, get_linear_schedule_with_warmup
+
+    from pipeline.params import load_params
+    from pipeline.span_qa.train import collate
+    from pipeline.stages.train_span_qa import dev_set, kind_of, windows
+    from pipeline.training.finetune import (TrainConfig, cpu_has_native_bf16, example_order, pick_device,
+                                            with_attention_dropout)
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=30)
+    args = ap.parse_args()
+    params = load_params()
+    kind = kind_of(params, "span_window")
+    tok = AutoTokenizer.from_pretrained(kind.init)
+    feats, _ = windows(tok, kind, "train", labelled=True)
+    dev = dev_set(tok, kind)
+    p = kind.p
+    order = example_order(len(feats), p.batch_size, args.steps, p.seed)
+    batches = [collate(feats, order[s * p.batch_size:(s + 1) * p.batch_size], tok.pad_token_id)
+               for s in range(args.steps)]
+    tokens = sum(int(b["attention_mask"].sum()) for b in batches)
+    padded = sum(b["attention_mask"].numel() for b in batches)
+
+    results = {}
+    profile = None
+    for precision, dropout in SETTINGS:
+        cfg = TrainConfig.from_params(p.model_copy(update={"precision": precision, "attention_dropout": dropout,
+                                                            "device": "cpu"}), kind.init)
+        _, amp = pick_device("cpu", precision)
+        torch.manual_seed(p.seed)
+        model = AutoModelForQuestionAnswering.from_pretrained(kind.init, **with_attention_dropout(cfg, {}))
+        if profile is None:  # one fp32 step with the model's own dropout, before any timing
+            model.train()
+            profile = _step_profile(model, batches[0])
+            torch.manual_seed(p.seed)
+            model = AutoModelForQuestionAnswering.from_pretrained(kind.init, **with_attention_dropout(cfg, {}))
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+        sched = get_linear_schedule_with_warmup(opt, int(cfg.warmup_ratio * args.steps), args.steps)
+        model.train()
+        t0 = time.perf_counter()
+        for batch in batches:
+            with torch.autocast("cpu", dtype=amp or torch.float32, enabled=amp is not None):
+                loss = model(**batch).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad(set_to_none=True)
+        train_s = time.perf_counter() - t0
+        model.eval()
+        t0 = time.perf_counter()
+        with torch.no_grad(), torch.autocast("cpu", dtype=amp or torch.float32, enabled=amp is not None):
+            figures = dev.evaluate(model, tok)
+        dev_s = time.perf_counter() - t0
+        name = f"{precision}, attention dropout {'0.1 (model)' if dropout is None else dropout}"
+        results[name] = {"train_tokens_per_s": round(tokens / train_s, 1), "s_per_step": round(train_s / args.steps, 3),
+                         "final_loss": round(float(loss), 4), "dev_after_steps": figures, "dev_seconds": round(dev_s, 1)}
+        print(name, results[name], flush=True)
+
+    base = results["fp32, attention dropout 0.1 (model)"]["train_tokens_per_s"]
+    for r in results.values():
+        r["speedup_vs_fp32_model_dropout"] = round(r["train_tokens_per_s"] / base, 2)
+    write_result("training_precision_cpu", {
+        "stage": "train_span", "model": p.model_name_or_path, "max_seq_len": p.max_seq_len,
+        "batch_size": p.batch_size, "steps": args.steps, "dev_questions": dev.size,
+        "cpu_native_bf16": cpu_has_native_bf16(), "threads": torch.get_num_threads(),
+        "padding_share": round(1 - tokens / padded, 4), "settings": results,
+        "fp32_step_profile_top_ops": profile,
+        "note": "same batches, same starting weights, one process; tokens = non-padding tokens; dev figures after "
+                f"{args.steps} steps only (the full budget's are in the training reports)",
+    })
+
+
+if __name__ == "__main__":
+    main()
