@@ -22,6 +22,17 @@ def outputs_removed_hint() -> str:
             f"records back from the cache, `dvc repro {stage}` rebuilds them once the above is fixed.")
 
 
+def checkout_root(path: Path) -> Path:
+    """The checkout ``path`` belongs to. DVC runs a queued or temporary experiment in a copy under the checkout's
+    ``.dvc/tmp/exps/`` and deletes it after: its runs belong to the checkout's own Prefect server and database,
+    not to a server of the copy's that no UI shows and nothing stops once the copy is gone."""
+    parts = path.parts
+    for i in range(len(parts) - 2):
+        if parts[i:i + 3] == (".dvc", "tmp", "exps"):
+            return Path(*parts[:i])
+    return path
+
+
 if importlib.util.find_spec("prefect") is None:  # `.venv/bin/dvc repro` without the venv on PATH
     _venv = Path(__file__).resolve().parents[1] / ".venv"
     sys.exit(f"{sys.executable} has no Prefect: the stages run with the `python` first on PATH, and that is not "
@@ -31,7 +42,7 @@ if importlib.util.find_spec("prefect") is None:  # `.venv/bin/dvc repro` without
 # One project-local Prefect home (database, settings, logs) whoever starts the process: `make`, a plain
 # `dvc repro` or `dvc exp run` in an activated venv, or `make serve`; so every run lands in one database and
 # the UI of `make serve` shows them all. An explicit PREFECT_HOME (or PREFECT_API_URL) still wins.
-os.environ.setdefault("PREFECT_HOME", str(Path(__file__).resolve().parents[1] / ".prefect"))
+os.environ.setdefault("PREFECT_HOME", str(checkout_root(Path(__file__).resolve().parents[1]) / ".prefect"))
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")

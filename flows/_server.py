@@ -30,10 +30,13 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from flows import checkout_root
 from pipeline.common.files import pid_alive
 from pipeline.common.processes import free_port, stop_process_group, wait_until_serving
 
-HOME = Path(".prefect")
+# this checkout's: relative to where the stage runs, except in a DVC experiment's copy (.dvc/tmp/exps/...), whose
+# stages report to the checkout's server (flows.checkout_root)
+HOME = Path(".prefect") if checkout_root(Path.cwd()) == Path.cwd() else checkout_root(Path.cwd()) / ".prefect"
 STATE = HOME / "shared-server.json"
 LEASES = HOME / "leases"
 LAST_RELEASE = LEASES / ".last-release"
@@ -178,8 +181,10 @@ def shared_api_url(timeout_s: float = 180.0, announce: bool = True) -> str:
         STATE.unlink(missing_ok=True)
         idle = os.environ.get(IDLE_ENV, str(DEFAULT_IDLE_S))
         with open(HOME / "shared-server.log", "ab") as log:  # the supervisor keeps its own copy of the handle
+            # run from the checkout (not an experiment's copy, which DVC deletes while the server may still serve)
             supervisor = subprocess.Popen([sys.executable, "-m", "flows._server", "--idle", idle], stdout=log,
-                                          stderr=subprocess.STDOUT, start_new_session=True, cwd=os.getcwd())
+                                          stderr=subprocess.STDOUT, start_new_session=True,
+                                          cwd=HOME.resolve().parent)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if supervisor.poll() is not None:
@@ -307,14 +312,13 @@ def supervise(idle_s: float, poll_s: float = 1.0) -> int:
                 continue
             with contextlib.suppress(FileNotFoundError):  # a stage that came and went between two polls
                 last_busy = max(last_busy, LAST_RELEASE.stat().st_mtime)
-            if time.time() - last_busy > idle_s:
+            if time.time() - last_busy > idle_s or not HOME.is_dir():  # idle, or its checkout was deleted
                 break
     finally:
-        with _lock():
-            with contextlib.suppress(OSError, ValueError):
-                if json.loads(STATE.read_text(encoding="utf-8")).get("supervisor_pid") == os.getpid():
-                    STATE.unlink()
-        stop_process_group(server)
+        stop_process_group(server)  # first: nothing below may keep it running (a deleted checkout raises)
+        with contextlib.suppress(OSError, ValueError), _lock():
+            if json.loads(STATE.read_text(encoding="utf-8")).get("supervisor_pid") == os.getpid():
+                STATE.unlink()
     return 0
 
 

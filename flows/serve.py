@@ -188,6 +188,20 @@ def _stop_runs_then_serving(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+# Python's own helper processes: multiprocessing's resource tracker ignores SIGINT and SIGTERM and ends when its
+# parent does; signalling it made every stop wait out the timeout, and it is no run to report as stopped
+HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+
+
+def _helper(process) -> bool:
+    import psutil
+
+    try:
+        return any(h in " ".join(process.cmdline()) for h in HELPERS)
+    except psutil.Error:
+        return False
+
+
 def stop_children(timeout_s: float = 60.0) -> int:
     """Stop every process this one started (the runs' processes, their ``dvc repro`` and its stage) with
     SIGTERM, so each run records itself Cancelled while the server still answers; SIGKILL what is left after
@@ -201,7 +215,7 @@ def stop_children(timeout_s: float = 60.0) -> int:
         for pid in (int(state.get("supervisor_pid", 0)), int(state.get("server_pid", 0))):
             with contextlib.suppress(psutil.Error):
                 keep |= {pid, *(p.pid for p in psutil.Process(pid).children(recursive=True))}
-    children = [p for p in psutil.Process().children(recursive=True) if p.pid not in keep]
+    children = [p for p in psutil.Process().children(recursive=True) if p.pid not in keep and not _helper(p)]
     for child in children:
         with contextlib.suppress(psutil.NoSuchProcess):
             child.send_signal(signal.SIGTERM)

@@ -106,3 +106,46 @@ def test_a_port_left_in_time_wait_counts_as_free(tmp_path):
         busy.listen(1)
         assert not _port_free(busy.getsockname()[1])
 
+
+
+def test_an_experiment_copy_reports_to_its_checkouts_server_and_a_deleted_checkout_stops_it(repo, tmp_path):
+    """DVC runs `dvc exp run --queue`/`--temp` in a copy under the checkout's .dvc/tmp/exps/ and deletes it after.
+    Its stages use the checkout's server (state, leases, database), so its runs show in the checkout's UI and
+    outlive the copy; a supervisor whose checkout is gone stops its server instead of leaking it."""
+    checkout = tmp_path / "checkout"
+    copies = [checkout / ".dvc/tmp/exps/tmpa1b2", checkout / ".dvc/tmp/exps/standalone/tmpc3d4"]
+    for copy in copies:
+        copy.mkdir(parents=True)
+    env = dict(os.environ, PYTHONPATH=str(repo), PREFECT_HOME=str(checkout / ".prefect"),
+               QA_PIPELINE_PREFECT_IDLE_S="600")
+    env.pop("PREFECT_API_URL", None)
+    urls = []
+    for copy in copies:
+        out = subprocess.run([sys.executable, "-c", STAGE_LIKE, "0"], cwd=copy, env=env, capture_output=True,
+                             text=True, timeout=240)
+        assert out.returncode == 0, out.stderr[-3000:]
+        urls.append(out.stdout.strip())
+        assert not (copy / ".prefect").exists()
+    state = json.loads((checkout / ".prefect/shared-server.json").read_text())
+    assert urls == [state["api_url"]] * 2 and state["checkout"] == str(checkout.resolve())
+    import shutil
+
+    shutil.rmtree(checkout / ".dvc")  # DVC removes the copies: the checkout's server goes on
+    time.sleep(2)
+    assert _alive(state["supervisor_pid"]) and _alive(state["server_pid"])
+    shutil.rmtree(checkout)  # the checkout itself is gone: nothing is left running
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (_alive(state["server_pid"]) or _alive(state["supervisor_pid"])):
+        time.sleep(0.5)
+    assert not _alive(state["server_pid"]) and not _alive(state["supervisor_pid"])
+
+
+def test_checkout_root_sees_through_dvcs_experiment_copies():
+    from pathlib import Path
+
+    from flows import checkout_root
+
+    assert checkout_root(Path("/w/repo/.dvc/tmp/exps/tmpab12")) == Path("/w/repo")
+    assert checkout_root(Path("/w/repo/.dvc/tmp/exps/standalone/tmpab12/sub")) == Path("/w/repo")
+    assert checkout_root(Path("/w/repo")) == Path("/w/repo")
+    assert checkout_root(Path("/w/repo/.dvc/tmp")) == Path("/w/repo/.dvc/tmp")
