@@ -434,6 +434,8 @@ def format_validation_error(err: ValidationError, source: str) -> str:
                 msg += f" (did you mean {'.'.join(str(p) for p in e['loc'][:-1] + (hint[0],))!r}?)"
         elif e["type"] == "missing":  # not the enclosing section's values, which say nothing about the key
             msg = "missing (every key is required: copy it with its value from the project's params.yaml)"
+        elif isinstance(e.get("input"), dict):  # a check across keys: its message names them; the section or
+            msg = e["msg"].removeprefix("Value error, ")  # whole file it was given is no help (and can be KBs)
         else:
             shown = e.get("input")
             if isinstance(shown, str):  # never echo a password given in a URL

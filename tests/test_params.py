@@ -265,3 +265,26 @@ def test_a_run_cannot_size_work_without_bound(key, value, error):
 
     with pytest.raises(SweepError, match=error):
         check_point({key: value})
+
+
+def test_a_check_across_keys_names_them_without_echoing_the_whole_file(repo, tmp_path):
+    """archive.endpoint without crawl.contact is checked on the whole file: the message names the keys and
+    what to do, not the thousands of characters of every section it was given."""
+    text = PROJECT_PARAMS.read_text().replace("endpoint: local", "endpoint: https://web.archive.org", 1)
+    assert "endpoint: https://web.archive.org" in text
+    with pytest.raises(ParamsError) as err:
+        load_params(_write(tmp_path, text))
+    message = str(err.value)
+    assert "crawl.contact" in message and "archive.endpoint" in message
+    assert len(message) < 400 and "benchmark_sources" not in message, message
+
+
+def test_the_experiment_tools_say_which_environment_they_need(repo):
+    """`python -m pipeline.experiments.would_rerun` with a Python that lacks the project's packages: one line
+    naming the environment to activate, not a traceback."""
+    if not Path("/usr/bin/python3").exists():
+        pytest.skip("no system Python to run without the project's environment")
+    res = subprocess.run(["/usr/bin/python3", "-m", "pipeline.experiments.would_rerun", "-S", "quail.seed=1"],
+                         cwd=repo, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert "runs in the project's environment" in res.stderr and ".venv/bin/activate" in res.stderr

@@ -86,3 +86,11 @@ def test_a_target_counts_its_upstream_stages_and_help_is_not_a_stage(tmp_path, m
     usage = subprocess.run([sys.executable, "-m", "pipeline.experiments.repro", "--help"], cwd=tmp_path, env=env,
                            capture_output=True, text=True, timeout=120)
     assert usage.returncode == 0 and "progress line" in usage.stdout and "Running stage" not in usage.stdout
+    # --dry: the whole plan of a fresh checkout, where `dvc repro --dry` stops at the first input not built yet
+    dry = subprocess.run([sys.executable, "-m", "pipeline.experiments.repro", "--dry", "third"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert dry.returncode == 0, dry.stderr
+    assert [line.split("\t")[0] for line in dry.stdout.splitlines()[:3]] == ["first", "second", "third"]
+    assert "3 stage(s) would run" in dry.stdout and not (tmp_path / "one.txt").exists()
+    dvc_dry = subprocess.run(["dvc", "repro", "--dry", "third"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert dvc_dry.returncode != 0  # DVC's own dry run cannot plan past the missing one.txt

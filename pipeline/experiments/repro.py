@@ -9,6 +9,9 @@ durations: those this checkout measured last time (``.dvc/tmp/stage-seconds.json
 it ends, see ``flows.stage``), else the reference run on two CPU cores committed in
 ``benchmarks/results/stage_seconds.json``. It is a reading of DVC's plan, not a second graph: DVC alone decides
 what runs. Exit status and output are DVC's.
+
+``--dry`` prints that plan, one stage a line with its time, and runs nothing: what ``dvc repro --dry`` cannot
+do on a fresh clone, where it stops at the first stage whose input is not built yet.
 """
 
 from __future__ import annotations
@@ -98,11 +101,22 @@ def main(argv: list[str] | None = None) -> int:
     if any(t in ("-h", "--help") for t in targets):  # not a stage name
         print(__doc__.strip())
         return 0
+    dry = "--dry" in targets
+    targets = [t for t in targets if t != "--dry"]
     bad = [t for t in targets if t.startswith("-")]
     if bad:
-        print(f"python -m pipeline.experiments.repro [STAGE ...]: {' '.join(bad)} is not a stage name "
+        print(f"python -m pipeline.experiments.repro [--dry] [STAGE ...]: {' '.join(bad)} is not a stage name "
               "(for dvc's own options run dvc repro)", file=sys.stderr)
         return 2
+    if dry:
+        plan = planned_stages(targets)  # errors as DVC raises them: nothing runs after
+        seconds = stage_seconds()
+        for stage in plan:
+            print(f"{stage}\t{_minutes(seconds[stage]) if stage in seconds else 'never timed'}")
+        total = sum(seconds.get(s, 0.0) for s in plan)
+        print(f"[repro] {len(plan)} stage(s) would run" + (f", {_minutes(total)} on the last measured times"
+                                                          if plan else ": everything is up to date"))
+        return 0
     try:
         plan = planned_stages(targets)
     except Exception as exc:  # noqa: BLE001 - the real run below says what is wrong, in DVC's words
