@@ -102,8 +102,8 @@ reset:
 
 # the outputs dvc.lock records as a folder to serve read-only over HTTP: a DVC remote a stranger can pull
 publish: setup
-	@test -n "$(DIR)" || { echo "usage: make publish DIR=<folder to serve over HTTP>"; exit 2; }
-	$(VENV)/bin/python -m pipeline.experiments.publish "$(DIR)"
+	@test -n "$(DIR)" || { echo "usage: make publish DIR=<folder to serve over HTTP> [STAGES=\"stage ...\"]"; exit 2; }
+	$(VENV)/bin/python -m pipeline.experiments.publish "$(DIR)" $(STAGES)
 
 test: setup
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)

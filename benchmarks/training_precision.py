@@ -41,6 +41,40 @@ def _step_profile(model, batch) -> list[dict]:
     return [{"op": e.key, "self_share": round(e.self_cpu_time_total / total, 3)} for e in rows[:6]]
 
 
+def padding_shares() -> dict[str, float]:
+    """Of the tokens each training stage's batches hold (every batch padded to its longest input, the loop's
+    collation), the share that is padding: where grouping inputs of similar length would save work."""
+    import importlib
+
+    from pipeline.params import load_params
+    from pipeline.training.finetune import example_order
+
+    params = load_params()
+    stages = {"train_span": ("train_span_qa", "span_window", "span_window"),
+              "train_longformer": ("train_span_qa", "longformer", "longformer"),
+              "train_boolq_aux": ("train_boolq_aux", None, "boolq_aux"),
+              **{f"train_strategyqa_qa@{s}": ("train_strategyqa_qa", s, "strategyqa_qa")
+                 for s in ("question_only", "ir_q", "ora_p")},
+              **{f"train_quail_mc@{v}": ("train_quail_mc", v, "quail_mc") for v in ("full", "question_options")}}
+    shares = {}
+    for stage, (module, variant, section) in stages.items():
+        call = importlib.import_module(f"pipeline.stages.{module}").training_call(params, variant).call
+        args = call.arguments()
+        feats, per_row = args["feats"], args.get("choices", 1) if args.get("head") == "multiple_choice" else 1
+        p = getattr(params, section)
+        n = len(feats) // per_row
+        order = example_order(n, p.batch_size, p.max_steps, p.seed)
+        real = padded = 0
+        for step in range(p.max_steps):
+            rows = [i * per_row + c for i in order[step * p.batch_size:(step + 1) * p.batch_size]
+                    for c in range(per_row)]
+            lengths = [len(feats.input_ids[r]) for r in rows]
+            real, padded = real + sum(lengths), padded + max(lengths) * len(lengths)
+        shares[stage] = round(1 - real / padded, 4)
+        print(stage, shares[stage], flush=True)
+    return shares
+
+
 def main() -> None:
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer, get_linear_schedule_with_warmup
 
@@ -53,6 +87,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
     args = ap.parse_args()
+    padding = padding_shares()
     params = load_params()
     kind = kind_of(params, "span_window")
     tok = AutoTokenizer.from_pretrained(kind.init)
@@ -109,6 +144,7 @@ def main() -> None:
         "batch_size": p.batch_size, "steps": args.steps, "dev_questions": dev.size,
         "cpu_native_bf16": cpu_has_native_bf16(), "threads": torch.get_num_threads(),
         "padding_share": round(1 - tokens / padded, 4), "settings": results,
+        "padding_share_by_training_stage": padding,
         "fp32_step_profile_top_ops": profile,
         "note": "same batches, same starting weights, one process; tokens = non-padding tokens; dev figures after "
                 f"{args.steps} steps only (the full budget's are in the training reports)",

@@ -32,7 +32,8 @@ def test_a_fresh_clone_pulls_a_published_folder_over_http(repo, shared, tmp_path
                                  env=env, capture_output=True, text=True)
         assert refused.returncode != 0 and "dvc status is not clean" in refused.stderr  # nothing built yet
         run(["dvc", "repro", *STAGES], author, env)
-        run([sys.executable, "-m", "pipeline.experiments.publish", public, *STAGES], author, env)
+        said = run([sys.executable, "-m", "pipeline.experiments.publish", public, *STAGES], author, env).stdout
+        assert " ".join(PULL_COMMANDS[-1]) in said  # the part published, pulled by the same stage names
         assert list((public / "files" / "md5").iterdir())
 
         handler = functools.partial(SimpleHTTPRequestHandler, directory=str(public))

@@ -6,6 +6,7 @@ GitHub Pages, an S3 bucket's website endpoint, nginx. A stranger then needs no c
     dvc remote add --local public https://example.org/qa-pipeline/dvc   # where DIR is served
     dvc remote modify --local public verify true   # every file checked against its hash as it arrives
     dvc pull -r public          # every output of this commit; `dvc status` is clean, `dvc metrics show` works
+    dvc pull -r public retrieve # what `make publish DIR=... STAGES=retrieve` published: the same stage names
 
 DVC's ``verify`` is off by default: without it a forged file on the server (or on the way) is checked out as
 it came, and a forged ``.dir`` listing can name paths outside the checkout.
@@ -58,9 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("targets", nargs="*", help="stages to publish with their deps (default: every output)")
     args = ap.parse_args(argv)
     summary = publish(args.out, Path.cwd(), args.targets)
-    print(f"{args.out}: {summary}. Serve it read-only over HTTP, then on any clone:\n"
+    # a part published is pulled by the same stage names: a plain `dvc pull` asks for every output and fails
+    pull = " ".join(["dvc pull -r public", *args.targets])
+    print(f"{args.out}: {summary}. Serve it read-only over HTTP, then on any clone of this commit:\n"
           f"  dvc remote add --local public https://<where it is served>\n"
-          f"  dvc remote modify --local public verify true\n  dvc pull -r public")
+          f"  dvc remote modify --local public verify true\n  {pull}")
     return 0
 
 
