@@ -16,74 +16,21 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib
 import json
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flows import outputs_removed_hint
+# the table of every stage's work lives below every runner (the offline node and stage_deps read it too)
+from pipeline.stage_table import FULL_CHECK, STAGES, variant_choices, work
 
 ROOT = Path(__file__).resolve().parents[1]
 # dvc.yaml of the checkout that holds this code: the sections a stage declares there are the ones DVC
 # tracks for it, so they are the only ones it may read (an undeclared read would go stale in DVC's cache)
 DVC_YAML = ROOT / "dvc.yaml"
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One DVC stage's work: ``pipeline.stages.<module>.<function>(params, *args[, variant])``."""
-
-    module: str
-    function: str = "run"
-    args: tuple[str, ...] = ()
-    variants: str | None = None  # "package.module:NAME" of the values a foreach stage passes
-    retry_delays_s: tuple[int, ...] = ()  # one retry per delay, for failures is_transient accepts
-    why_retry: str = ""
-
-    @property
-    def work_module(self) -> str:
-        return f"pipeline.stages.{self.module}"
-
-
-STAGES: dict[str, Stage] = {
-    "check_params": Stage("check_params"),
-    "sample": Stage("sample"),
-    "discover": Stage("discover", retry_delays_s=(10, 60, 300),
-                      why_retry="a CDX outage or a 429 can pass: the query is retried (pywb restarted with it)"),
-    "crawl": Stage("crawl"),  # Scrapy retries each request; a rerun resumes
-    "extract": Stage("extract"),
-    "build_nlquad": Stage("build_nlquad"),
-    "wiki_paragraphs": Stage("wiki_paragraphs"),
-    "index": Stage("index", retry_delays_s=(30, 120),
-                   why_retry="a dropped connection or a 429 mid-bulk can pass; the alias swap makes a retry safe"),
-    "retrieve": Stage("retrieve"),
-    "split": Stage("split"),
-    "nlquad_baselines": Stage("nlquad_baselines"),
-    "train_span": Stage("train_span_qa", args=("span_window",)),
-    "predict_span": Stage("predict_span_qa", args=("span_window",)),
-    "evaluate_span": Stage("evaluate_span_qa", args=("span_window",)),
-    "convert_longformer": Stage("convert_longformer"),
-    "train_longformer": Stage("train_span_qa", args=("longformer",)),
-    "predict_longformer": Stage("predict_span_qa", args=("longformer",)),
-    "evaluate_longformer": Stage("evaluate_span_qa", args=("longformer",)),
-    "benchmark_sources": Stage("benchmark_sources"),
-    "train_boolq_aux": Stage("train_boolq_aux"),
-    "strategyqa_contexts": Stage("strategyqa_contexts"),
-    **{f"{step}_strategyqa_qa": Stage(f"{step}_strategyqa_qa", variants="pipeline.strategyqa.answering:SETTINGS")
-       for step in ("train", "predict", "evaluate")},
-    "strategyqa_cv": Stage("strategyqa_cv"),
-    "quail_baselines": Stage("quail_baselines"),
-    **{f"{step}_quail_mc": Stage(f"{step}_quail_mc", variants="pipeline.quail.systems:MC_VARIANTS")
-       for step in ("train", "predict", "evaluate")},
-    "difficulty": Stage("difficulty"),
-    "compare": Stage("compare"),
-    "model_cards": Stage("model_cards"),
-}
-FULL_CHECK = "check_params"  # the one stage that validates the whole file
 
 
 @functools.lru_cache(maxsize=None)  # main checks the file before the flow, the flow validates what it hands over
@@ -95,18 +42,6 @@ def declared_sections(name: str, dvc_yaml: Path = DVC_YAML) -> tuple[str, ...]:
     body = stage.get("do", stage)
     keys = [k for k in body.get("params") or [] if isinstance(k, str)]
     return tuple(dict.fromkeys(k.split(".", 1)[0] for k in keys))
-
-
-def variant_choices(stage: Stage) -> tuple[str, ...]:
-    if stage.variants is None:
-        return ()
-    module, _, attr = stage.variants.partition(":")
-    return tuple(getattr(importlib.import_module(module), attr))
-
-
-def work(name: str) -> Any:
-    stage = STAGES[name]
-    return getattr(importlib.import_module(stage.work_module), stage.function)
 
 
 def stage_flow(name: str) -> Any:

@@ -18,10 +18,13 @@ import os
 from typing import Any
 
 from pipeline.params import Params
+from pipeline.training.config import TrainBudget
 
 # the params sections of the models the pipeline fine-tunes (each a TrainBudget): what the GPU profile may set,
 # what a run may choose of them, and what an imported GPU run may differ in
-TRAINED_SECTIONS = ("span_window", "longformer", "boolq_aux", "strategyqa_qa", "quail_mc")
+TRAINED_SECTIONS: tuple[str, ...] = tuple(name for name, field in Params.model_fields.items()
+                                          if isinstance(field.annotation, type)
+                                          and issubclass(field.annotation, TrainBudget))
 # what an imported GPU run may differ in: the trained models' sections, and how often StrategyQA is trained over
 # (its cross-validation, which the GPU profile turns on)
 PROFILE_SECTIONS = (*TRAINED_SECTIONS, "strategyqa_cv")
@@ -39,10 +42,8 @@ SCIENCE: frozenset[str] = frozenset({
     "retrieve.decompositions", "retrieve.k",
     "split.seed", "split.ratios", "split.group_key",
     "nlquad_baselines.window_words", "nlquad_baselines.seed", "nlquad_baselines.eval_split",
-    *(f"{section}.{k}" for section in TRAINED_SECTIONS
-      for k in ("max_seq_len", "batch_size", "learning_rate", "weight_decay", "warmup_ratio", "max_steps",
-                "checkpoint_every", "seed", "eval_every", "select_metric", "patience", "eval_batch_size",
-                "precision", "attention_dropout")),
+    # every budget key a trained model shares but the device (where it runs is the worker's)
+    *(f"{section}.{k}" for section in TRAINED_SECTIONS for k in TrainBudget.model_fields if k != "device"),
     *(f"{section}.{k}" for section in ("span_window", "longformer")
       for k in ("max_question_len", "n_best", "max_answer_tokens", "eval_split")),
     "span_window.doc_stride", "span_window.model_name_or_path",
@@ -81,9 +82,6 @@ INFRASTRUCTURE: frozenset[str] = frozenset({
     "schedule.cron", "schedule.timezone", "schedule.deployment_name",
 })
 
-# model choice: among the models this worker has installed, never a path or a hub download
-MODEL_KEYS = frozenset({"span_window.model_name_or_path", "longformer.source_model",
-                        "strategyqa_qa.model_name_or_path", "quail_mc.model_name_or_path"})
 MODELS_ENV = "QA_PIPELINE_RUN_MODELS"  # comma-separated names a run may choose besides the PyPI MiniLM
 
 
@@ -95,6 +93,12 @@ def schema_keys() -> set[str]:
     """Every ``section.key`` of the params schema."""
     return {f"{section}.{key}" for section, field in Params.model_fields.items()
             for key in field.annotation.model_fields}
+
+
+# model choice: among the models this worker has installed, never a path or a hub download. Every key of the
+# schema that names a model to load, derived (a list kept by hand once left boolq_aux's model out)
+MODEL_KEYS: frozenset[str] = frozenset(k for k in schema_keys()
+                                       if k.endswith((".model_name_or_path", ".source_model")))
 
 
 def installed_models() -> set[str]:

@@ -96,3 +96,14 @@ def test_the_word_vectors_setting_never_imports_a_module(name):
     with pytest.raises((ValueError, FileNotFoundError)):
         load_word_vectors(name)
     assert not {m for m in set(sys.modules) - before if m.split(".")[0] in ("antigravity", "this", "webbrowser")}
+
+
+def test_every_key_that_names_a_model_is_limited_to_installed_models():
+    """Derived from the schema: the auxiliary BoolQ model's key was once missing from a list kept by hand, so a
+    run could point it at any folder or hub name."""
+    from pipeline.params_trust import MODEL_KEYS, NotRunSettable, check_run_settable, schema_keys
+
+    named = {k for k in schema_keys() if k.rsplit(".", 1)[1] in ("model_name_or_path", "source_model")}
+    assert MODEL_KEYS == named and "boolq_aux.model_name_or_path" in MODEL_KEYS
+    with pytest.raises(NotRunSettable, match="boolq_aux.model_name_or_path='/etc'"):
+        check_run_settable({"boolq_aux.model_name_or_path": "/etc"})

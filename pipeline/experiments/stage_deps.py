@@ -2,7 +2,7 @@
 headline outs (``metrics/<track>/<system>.json``), from the registry its work module keeps (``headlines``).
 
 ``python -m pipeline.experiments.stage_deps`` rewrites the ``flows/`` and ``pipeline/`` entries of every
-stage's ``deps`` from an import walk of the stage's work (``flows.stage.STAGES``: ``pipeline.stages.<module>``),
+stage's ``deps`` from an import walk of the stage's work (``pipeline.stage_table.STAGES``: ``pipeline.stages.<module>``),
 after its data deps (comments and order of those kept); ``--check`` only says whether dvc.yaml is up to date
 (exit 1 if not, naming the stages). Why file level: a folder dep couples tracks that share a folder (an edit to
 a QuAIL heuristic re-parsed Wikipedia), so an edit reruns exactly the stages that can run the edited file.
@@ -124,12 +124,12 @@ def project_files(repo: Path, module: str) -> set[Path]:
 
 def stage_module(cmd: str) -> str:
     """``python -m flows.stage NAME [VARIANT]`` -> the module of NAME's work (``pipeline.stages.<module>``)."""
-    from flows.stage import STAGES
+    from pipeline.stage_table import STAGES
 
     words = cmd.split()
     if words[:3] != ["python", "-m", "flows.stage"] or len(words) < 4 or words[3] not in STAGES:
         raise ValueError(f"a stage command must be `python -m flows.stage <stage> [VARIANT]` with a stage of "
-                         f"flows.stage.STAGES, got {cmd!r}")
+                         f"pipeline.stage_table.STAGES, got {cmd!r}")
     return STAGES[words[3]].work_module
 
 
@@ -150,7 +150,7 @@ def headline_outs(cmd: str, foreach: bool) -> list[str] | None:
     variant); None for a stage that writes none."""
     import importlib
 
-    from flows.stage import STAGES
+    from pipeline.stage_table import STAGES
 
     stage = STAGES[cmd.split()[3]]
     registry = getattr(importlib.import_module(stage.work_module), "headlines", None)

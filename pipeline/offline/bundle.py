@@ -30,17 +30,13 @@ from typing import Any
 
 import yaml
 
+from pipeline.params_trust import MODEL_KEYS as TRUST_MODEL_KEYS
+from pipeline.stage_table import trained_stages
+
 ROOT = Path(__file__).resolve().parents[2]
-# what the node runs, in order (pipeline.offline.node): every stage that trains, predicts or scores a model
-STRATEGYQA_SETTINGS = ("question_only", "ir_q", "ir_d", "ir_ora_d", "ora_p", "ctl_facts",
-                      "ctl_ora_p1")  # pipeline.strategyqa.answering.SETTINGS
-QUAIL_VARIANTS = ("full", "passage_options", "question_options", "options")  # pipeline.quail.systems.MC_VARIANTS
-NODE_STAGES = ("train_span", "predict_span", "evaluate_span", "convert_longformer", "train_longformer",
-               "predict_longformer", "evaluate_longformer", "train_boolq_aux",
-               *(f"{step}_strategyqa_qa@{s}" for s in STRATEGYQA_SETTINGS for step in ("train", "predict", "evaluate")),
-               "strategyqa_cv",
-               *(f"{step}_quail_mc@{v}" for v in QUAIL_VARIANTS for step in ("train", "predict", "evaluate")),
-               "compare")
+# what the node runs, in order (pipeline.offline.node): every stage the stage table marks as training,
+# predicting with or scoring a model
+NODE_STAGES = tuple(trained_stages())
 # the benchmark files those stages read through the manifest
 NODE_SOURCES = ("strategyqa_train", "strategyqa_eval", "quail_dev", "quail_challenge")
 # packages the node image lacks (its list: Python 3.12, torch, transformers, accelerate, tokenizers, safetensors,
@@ -48,8 +44,7 @@ NODE_SOURCES = ("strategyqa_train", "strategyqa_eval", "quail_dev", "quail_chall
 NODE_PACKAGES = ("pydantic", "pydantic-core", "annotated-types", "typing-inspection", "typing-extensions",
                  "rouge-score", "absl-py", "nltk", "click", "joblib", "defusedxml", "six")
 START_MODEL = "start_model"  # the bundle's folder of starting weights
-MODEL_KEYS = ("span_window.model_name_or_path", "longformer.source_model", "strategyqa_qa.model_name_or_path",
-              "quail_mc.model_name_or_path", "boolq_aux.model_name_or_path")
+MODEL_KEYS = tuple(sorted(TRUST_MODEL_KEYS))  # every params key that names a model to load
 # data files named by a param (not by the benchmark manifest) that a node stage reads: copied into the bundle's
 # sources/ and the param pointed there (a path outside the checkout never becomes a path outside the bundle)
 FILE_KEYS = ("boolq_aux.file",)

@@ -37,14 +37,15 @@ STATE_FILE = "node_state.json"
 
 
 def _chains() -> tuple[tuple[str, ...], ...]:
-    from pipeline.offline.bundle import QUAIL_VARIANTS, STRATEGYQA_SETTINGS
+    from pipeline.stage_table import STAGES, variant_choices
 
     steps = ("train", "predict", "evaluate")
+    settings, variants = variant_choices(STAGES["train_strategyqa_qa"]), variant_choices(STAGES["train_quail_mc"])
     return (("train_span", "predict_span", "evaluate_span"),
             ("convert_longformer", "train_longformer", "predict_longformer", "evaluate_longformer"),
             # every StrategyQA classifier may start from the auxiliary model, which does not come back either
-            ("train_boolq_aux", *(f"{step}_strategyqa_qa@{s}" for s in STRATEGYQA_SETTINGS for step in steps)),
-            *(tuple(f"{step}_quail_mc@{v}" for step in steps) for v in QUAIL_VARIANTS))
+            ("train_boolq_aux", *(f"{step}_strategyqa_qa@{s}" for s in settings for step in steps)),
+            *(tuple(f"{step}_quail_mc@{v}" for step in steps) for v in variants))
 
 
 # stages that hand a model to the next one: models do not come back in results.tar.gz, so a resumed run redoes
@@ -158,24 +159,12 @@ def device_name() -> str:
 
 
 def _stage_calls(params) -> list[tuple[str, Any]]:
-    """Each node stage's work: the ``run`` of its module under ``pipeline.stages`` (flows.stage's table, which
-    needs Prefect, is not on the node)."""
-    import importlib
-
+    """Each node stage's work bound to ``params``, from the one stage table (``pipeline.stage_table``; Prefect's
+    entry point reads the same table)."""
     from pipeline.offline.bundle import NODE_STAGES
+    from pipeline.stage_table import call
 
-    modules = {"train_span": ("train_span_qa", "span_window"), "predict_span": ("predict_span_qa", "span_window"),
-               "evaluate_span": ("evaluate_span_qa", "span_window"), "convert_longformer": ("convert_longformer",),
-               "train_longformer": ("train_span_qa", "longformer"),
-               "predict_longformer": ("predict_span_qa", "longformer"),
-               "evaluate_longformer": ("evaluate_span_qa", "longformer"), "compare": ("compare",)}
-
-    def call(stage: str):
-        module, *args = modules.get(stage) or stage.split("@")
-        run = importlib.import_module(f"pipeline.stages.{module}").run
-        return lambda: run(params, *args)
-
-    return [(stage, call(stage)) for stage in NODE_STAGES]
+    return [(stage, call(stage, params)) for stage in NODE_STAGES]
 
 
 def _seq_len(params, stage: str) -> int:
