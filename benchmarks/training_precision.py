@@ -75,6 +75,85 @@ def padding_shares() -> dict[str, float]:
     return shares
 
 
+STEP_STAGES = {"train_span": ("train_span_qa", "span_window"), "train_longformer": ("train_span_qa", "longformer"),
+               "train_boolq_aux": ("train_boolq_aux", None),
+               "train_strategyqa_qa@ir_q": ("train_strategyqa_qa", "ir_q"),
+               "train_strategyqa_qa@question_only": ("train_strategyqa_qa", "question_only"),
+               "train_quail_mc@full": ("train_quail_mc", "full"),
+               "train_quail_mc@question_options": ("train_quail_mc", "question_options")}
+
+
+def stage_step_seconds(steps: int, repeats: int) -> dict[str, dict]:
+    """Seconds per training step of each training stage on its own first batches (its collation, model class,
+    length and batch size; the section's attention dropout), fp32 against bf16 autocast, in alternating blocks of
+    ``steps`` after one warm-up step each: where bf16 pays on this processor and where its casts cost more than
+    they save (short inputs, small batches)."""
+    import importlib
+    import statistics
+
+    from transformers import (AutoModelForMultipleChoice, AutoModelForQuestionAnswering,
+                              AutoModelForSequenceClassification, AutoTokenizer)
+
+    from pipeline.params import load_params
+    from pipeline.span_qa.train import collate
+    from pipeline.training.finetune import (accepts_token_types, example_order, pick_device, resolve_model_path,
+                                            with_attention_dropout)
+    from pipeline.training.pair_encoding import collate_pairs
+
+    params = load_params()
+    out = {}
+    for stage, (module, variant) in STEP_STAGES.items():
+        args = importlib.import_module(f"pipeline.stages.{module}").training_call(params, variant).call.arguments()
+        feats, cfg, head = args["feats"], args["cfg"], args.get("head")
+        path = resolve_model_path(cfg.model_name_or_path)
+        tok = AutoTokenizer.from_pretrained(path)
+        per_row = args["choices"] if head == "multiple_choice" else 1
+        n = len(feats) // per_row
+        order = example_order(n, cfg.batch_size, steps + 1, cfg.seed)
+        models, batches = {}, []
+        for precision in ("fp32", "bf16"):
+            c = cfg.model_copy(update={"precision": precision})
+            kwargs = with_attention_dropout(c, {"num_labels": 2} if head == "classification" else {})
+            auto = {"classification": AutoModelForSequenceClassification,
+                    "multiple_choice": AutoModelForMultipleChoice}.get(head, AutoModelForQuestionAnswering)
+            torch.manual_seed(cfg.seed)
+            model = auto.from_pretrained(path, **kwargs)
+            models[precision] = (model, torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate),
+                                 pick_device("cpu", precision)[1])
+        types = accepts_token_types(models["fp32"][0])
+        for step in range(steps + 1):
+            idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
+            batches.append(collate_pairs(feats, idx, tok.pad_token_id, types, args["labels"], per_row) if head else
+                           collate(feats, idx, tok.pad_token_id, token_types=types, global_question=cfg.global_question))
+        times: dict[str, list[float]] = {"fp32": [], "bf16": []}
+
+        def block(precision: str, some: list) -> list[float]:
+            model, opt, amp = models[precision]
+            model.train()
+            took = []
+            for batch in some:
+                t0 = time.perf_counter()
+                with torch.autocast("cpu", dtype=amp or torch.float32, enabled=amp is not None):
+                    loss = model(**batch).loss
+                loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                took.append(time.perf_counter() - t0)
+            return took
+
+        for precision in times:
+            block(precision, batches[:1])  # warm-up: first-call allocations, oneDNN kernels
+        for _ in range(repeats):
+            for precision in times:
+                times[precision] += block(precision, batches[1:])
+        fp32, bf16 = statistics.median(times["fp32"]), statistics.median(times["bf16"])
+        out[stage] = {"max_seq_len": cfg.max_seq_len, "batch_size": cfg.batch_size,
+                      "attention_dropout": cfg.attention_dropout, "fp32_s_per_step": round(fp32, 3),
+                      "bf16_s_per_step": round(bf16, 3), "bf16_speedup": round(fp32 / bf16, 2)}
+        print(stage, out[stage], flush=True)
+    return out
+
+
 def main() -> None:
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer, get_linear_schedule_with_warmup
 
@@ -86,8 +165,11 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--stage-steps", type=int, default=4, help="steps per block of the per-stage comparison")
+    ap.add_argument("--stage-repeats", type=int, default=2)
     args = ap.parse_args()
     padding = padding_shares()
+    per_stage = stage_step_seconds(args.stage_steps, args.stage_repeats)
     params = load_params()
     kind = kind_of(params, "span_window")
     tok = AutoTokenizer.from_pretrained(kind.init)
@@ -144,7 +226,7 @@ def main() -> None:
         "batch_size": p.batch_size, "steps": args.steps, "dev_questions": dev.size,
         "cpu_native_bf16": cpu_has_native_bf16(), "threads": torch.get_num_threads(),
         "padding_share": round(1 - tokens / padded, 4), "settings": results,
-        "padding_share_by_training_stage": padding,
+        "padding_share_by_training_stage": padding, "step_seconds_by_training_stage": per_stage,
         "fp32_step_profile_top_ops": profile,
         "note": "same batches, same starting weights, one process; tokens = non-padding tokens; dev figures after "
                 f"{args.steps} steps only (the full budget's are in the training reports)",
