@@ -145,3 +145,31 @@ def test_a_redirect_off_the_archive_is_not_followed(tmp_path):
     assert not any(h.startswith("localhost") for h in archive.hosts), archive.hosts
     assert not any(p.startswith("/stolen/") for _, p in archive.hits)
     assert stats["stored"] == 1 and stats["failures"] == 1
+
+
+def test_a_gzip_bomb_from_the_archive_is_refused_while_it_inflates():
+    """The crawl's Scrapy settings cap a response at the extractor's page limit, on the wire and while it is
+    decompressed (Scrapy's default is 1 GiB): 64 MiB of zeros sent as 64 KB of gzip is dropped, not held."""
+    import gzip
+
+    from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.http import Request, Response
+    from scrapy.utils.test import get_crawler
+
+    from pipeline.crawl.run import scrapy_settings
+    from pipeline.params import project_section
+
+    limit = project_section("extract").max_page_bytes
+    settings = scrapy_settings(project_section("crawl"), limit)
+    assert settings["DOWNLOAD_MAXSIZE"] == limit
+    middleware = HttpCompressionMiddleware.from_crawler(get_crawler(settings_dict=settings))
+    request = Request("http://127.0.0.1/web/2018id_/https://www.bbc.co.uk/news/uk-1")
+    bomb = gzip.compress(b"\0" * (64 * 2**20))
+    assert len(bomb) < limit < 64 * 2**20
+    with pytest.raises(IgnoreRequest, match="exceeded DOWNLOAD_MAXSIZE"):
+        middleware.process_response(request, Response(request.url, body=bomb,
+                                                      headers={"Content-Encoding": "gzip"}))
+    page = gzip.compress(b"<html>" + b"a" * 1000 + b"</html>")
+    assert middleware.process_response(request, Response(request.url, body=page,
+                                                         headers={"Content-Encoding": "gzip"})).body.startswith(b"<html>")

@@ -380,7 +380,7 @@ def test_the_import_names_a_malformed_file(repo, tmp_path):
 
 NODE_IMPORT_CHECK = r"""
 import importlib.metadata as md, re, sys
-from pipeline.offline.bundle import NODE_PACKAGES
+NODE_PACKAGES = sys.argv[3].split(",")  # nothing of the project is imported before the blocker is in place
 
 def closure(names):
     seen, todo = set(), [re.sub(r"[-_.]+", "-", n).lower() for n in names]
@@ -399,7 +399,10 @@ def closure(names):
             todo.append(re.sub(r"[-_.]+", "-", re.split(r"[\s;<>=!~\[(]", req, 1)[0]).lower())
     return seen
 
-dists = closure([*sys.argv[1].split(","), *NODE_PACKAGES])
+shipped = list(NODE_PACKAGES) if sys.argv[2] == "unpacked" else []  # before unpacking: the image alone
+dists = closure([*sys.argv[1].split(","), *shipped])
+if not shipped:  # the image lacks them, whatever pulls them in here (typer pulls pydantic into this venv)
+    dists -= {re.sub(r"[-_.]+", "-", n).lower() for n in NODE_PACKAGES}
 allowed = {top for top, owners in md.packages_distributions().items()
            if any(re.sub(r"[-_.]+", "-", o).lower() in dists for o in owners)}
 allowed |= set(sys.stdlib_module_names) | {"pipeline", "dvclive"}  # dvclive: the bundle's shim
@@ -412,8 +415,13 @@ class NotOnTheNode:
         return None
 
 sys.meta_path.insert(0, NotOnTheNode())
-from pipeline.offline.node import _stage_calls
-print(len(_stage_calls(None)), "stages import")
+if sys.argv[2] == "unpacked":
+    from pipeline.offline.node import _stage_calls
+    print(len(_stage_calls(None)), "stages import")
+else:  # what the node imports to unpack the bundle's packages
+    import pipeline.offline.node
+    from pipeline.offline.bundle import PAYLOAD, UNPACKED_MARK
+    print("the node starts")
 """
 
 
@@ -421,7 +429,16 @@ def test_every_node_stage_imports_with_only_the_node_image_packages():
     """The GPU image holds only its listed packages plus what the bundle ships (NODE_PACKAGES): a module a node
     stage imports at load time from anywhere else (rank_bm25 through an NLQuAD helper, once) stops the node at
     its first stage. The slow bundle test finds it after a repro; this finds it in a second."""
-    done = subprocess.run([sys.executable, "-c", NODE_IMPORT_CHECK, ",".join(GPU_IMAGE_PACKAGES)],
+    from pipeline.offline.bundle import NODE_PACKAGES
+
+    done = subprocess.run([sys.executable, "-c", NODE_IMPORT_CHECK, ",".join(GPU_IMAGE_PACKAGES), "unpacked",
+                           ",".join(NODE_PACKAGES)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "stages import" in done.stdout
+    # and before the bundle's own packages are unpacked (pydantic among them), the node's start imports none
+    start = subprocess.run([sys.executable, "-c", NODE_IMPORT_CHECK, ",".join(GPU_IMAGE_PACKAGES), "packed",
+                            ",".join(NODE_PACKAGES)],
+                           capture_output=True, text=True, timeout=300)
+    assert start.returncode == 0, start.stderr[-3000:]
+    assert "the node starts" in start.stdout

@@ -36,9 +36,14 @@ if TYPE_CHECKING:  # the spider process imports the extractor; this one only pas
 SPIDER = Path(__file__).with_name("spider.py")
 
 
-def scrapy_settings(p: CrawlParams) -> dict[str, Any]:
+def scrapy_settings(p: CrawlParams, max_page_bytes: int) -> dict[str, Any]:
+    """``max_page_bytes``: the extractor's page limit, also the most a response may take on the wire and after
+    decompression (Scrapy cancels the download or the inflation there, so a gzip bomb from a hostile archive is
+    never held whole; its default is 1 GiB)."""
     delay = 60.0 / p.requests_per_minute if p.requests_per_minute else 0.0
     return {
+        "DOWNLOAD_MAXSIZE": max_page_bytes,
+        "DOWNLOAD_WARNSIZE": 0,
         "DOWNLOAD_DELAY": delay,
         "DOWNLOAD_DELAY_JITTER": 0.5,  # uniform in [0.5, 1.5] x delay: averages to the delay
         "CONCURRENT_REQUESTS": p.concurrency,
@@ -123,7 +128,7 @@ def run_crawl(captures: Path, work_dir: Path, out_warc: Path, out_index: Path, f
         "follow_depth": crawl.follow_depth, "article_pattern": discover.article_pattern,
         "exclude_pattern": discover.exclude_pattern, "page_limits": asdict(limits),
     }
-    config["settings"] = scrapy_settings(crawl)
+    config["settings"] = scrapy_settings(crawl, limits.max_bytes)
     cfg_path = work_dir / "spider_config.json"
     with atomic_output(cfg_path) as fh:
         fh.write(json.dumps(config, indent=1))

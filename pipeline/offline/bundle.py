@@ -30,7 +30,6 @@ from typing import Any
 
 import yaml
 
-from pipeline.params_trust import MODEL_KEYS as TRUST_MODEL_KEYS
 from pipeline.stage_table import trained_stages
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +43,15 @@ NODE_SOURCES = ("strategyqa_train", "strategyqa_eval", "quail_dev", "quail_chall
 NODE_PACKAGES = ("pydantic", "pydantic-core", "annotated-types", "typing-inspection", "typing-extensions",
                  "rouge-score", "absl-py", "nltk", "click", "joblib", "defusedxml", "six")
 START_MODEL = "start_model"  # the bundle's folder of starting weights
-MODEL_KEYS = tuple(sorted(TRUST_MODEL_KEYS))  # every params key that names a model to load
+
+
+def model_keys() -> tuple[str, ...]:
+    """Every params key that names a model to load (``pipeline.params_trust``, from the schema). A function: the
+    node imports this module before it unpacks pydantic, which the schema needs."""
+    from pipeline.params_trust import MODEL_KEYS
+
+    return tuple(sorted(MODEL_KEYS))
+
 # data files named by a param (not by the benchmark manifest) that a node stage reads: copied into the bundle's
 # sources/ and the param pointed there (a path outside the checkout never becomes a path outside the bundle)
 FILE_KEYS = ("boolq_aux.file",)
@@ -101,7 +108,7 @@ def node_params(root: Path, profile: Path | None) -> dict[str, Any]:
     for key, value in overrides.items():
         section, name = key.split(".", 1)
         data[section][name] = value
-    for key in MODEL_KEYS:
+    for key in model_keys():
         section, name = key.split(".", 1)
         if data[section][name] == OFFLINE_MODEL:
             data[section][name] = START_MODEL

@@ -40,7 +40,7 @@ from pydantic import ValidationError
 from pipeline.common.plain_yaml import PlainYAMLError, load_plain_yaml
 from pipeline.experiments.overrides import override
 from pipeline.experiments.sweep import SweepError, check_value
-from pipeline.offline.bundle import MODEL_KEYS, ROOT, START_MODEL, node_files
+from pipeline.offline.bundle import ROOT, START_MODEL, model_keys, node_files
 from pipeline.params import Params, format_validation_error
 from pipeline.params_trust import INFRASTRUCTURE, PROFILE_SECTIONS, NotRunSettable, check_run_settable
 
@@ -115,7 +115,7 @@ def training_overrides(node_params: dict, base_params: dict) -> list[str]:
     for section in TRAINING_SECTIONS:
         for key, value in node_params[section].items():
             name = f"{section}.{key}"
-            if name in MODEL_KEYS and value == START_MODEL:
+            if name in model_keys() and value == START_MODEL:
                 continue  # the bundle's copy of the checkout's own starting weights
             if name in INFRASTRUCTURE:
                 continue  # where the node ran (its device) describes the node; the branch keeps this checkout's
