@@ -84,7 +84,10 @@ def _workspace(work: Path, model: Path, dist: dict, **budget) -> Params:
     # max_seq_len 48 and every window is exactly 48 tokens: a half batch pads to the shape of the whole one
     span = {"model_name_or_path": str(model), "max_seq_len": 48, "doc_stride": 16, "learning_rate": 1e-4,
             "batch_size": 8, "max_steps": 4, "warmup_ratio": 0.0, "weight_decay": 0.01, "seed": 5,
-            "checkpoint_every": 2, "device": "cpu", "eval_every": 4, "patience": 0, "max_question_len": 16, **budget}
+            "checkpoint_every": 2, "device": "cpu", "eval_every": 4, "patience": 0, "max_question_len": 16,
+            # equal to the last bit is a float32 property: under bf16 autocast a half batch's matrix products
+            # round differently from the whole one's
+            "precision": "fp32", **budget}
     return load_params(write_params(work / "params.yaml", {"span_window": span, "distributed": dist}))
 
 

@@ -86,22 +86,21 @@ def test_mixed_precision_trains_and_resumes_to_the_same_weights(feats, tmp_path,
     """The GPU path's mixed precision, on CPU: bf16 autocast through Accelerate (the model's forward runs in
     bf16), then a kill and a resume that ends where the uninterrupted run does. fp16 (GPUs without bf16)
     adds Accelerate's gradient scaler, which needs CUDA; its state is part of the same save_state."""
-    import pipeline.training.finetune as finetune
-
-    monkeypatch.setattr(finetune, "pick_device", lambda requested="auto": (torch.device("cpu"), torch.bfloat16))
-    clean = train(feats, CFG, tmp_path / "clean", {"t": 1})
+    bf16 = CFG.model_copy(update={"precision": "bf16"})
+    clean = train(feats, bf16, tmp_path / "clean", {"t": 1})
     assert clean["precision"] == "bfloat16"
     real = _die_after_checkpoint(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
-        train(feats, CFG, tmp_path / "resumed", {"t": 1})
+        train(feats, bf16, tmp_path / "resumed", {"t": 1})
     _undo_kill(monkeypatch, real)
-    stats = train(feats, CFG, tmp_path / "resumed", {"t": 1})
+    stats = train(feats, bf16, tmp_path / "resumed", {"t": 1})
     assert stats["resumed_from_step"] == 2 and stats["final_loss"] == clean["final_loss"]
     a, b = _weights(tmp_path / "clean"), _weights(tmp_path / "resumed")
     for k in a:
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=1e-6)
     monkeypatch.undo()
-    train(feats, CFG, tmp_path / "fp32", {"t": 1})  # the same run in float32 ends elsewhere: bf16 was on
+    # the same run in float32 ends elsewhere: bf16 was on
+    train(feats, CFG.model_copy(update={"precision": "fp32"}), tmp_path / "fp32", {"t": 1})
     fp32 = _weights(tmp_path / "fp32")
     assert max(float((fp32[k] - a[k]).abs().max()) for k in a) > 1e-4
 
