@@ -21,6 +21,7 @@ the full budget (docs/benchmarks.md). Needs the pipeline's split (``dvc repro sp
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 
 import torch
@@ -41,11 +42,19 @@ def _step_profile(model, batch) -> list[dict]:
     return [{"op": e.key, "self_share": round(e.self_cpu_time_total / total, 3)} for e in rows[:6]]
 
 
+@functools.lru_cache(maxsize=None)
+def _stage_arguments(module: str, variant: str | None) -> dict:
+    """A training stage's arguments as its recipe builds them (tokenized once for both measurements)."""
+    import importlib
+
+    from pipeline.params import load_params
+
+    return importlib.import_module(f"pipeline.stages.{module}").training_call(load_params(), variant).call.arguments()
+
+
 def padding_shares() -> dict[str, float]:
     """Of the tokens each training stage's batches hold (every batch padded to its longest input, the loop's
     collation), the share that is padding: where grouping inputs of similar length would save work."""
-    import importlib
-
     from pipeline.params import load_params
     from pipeline.training.finetune import example_order
 
@@ -58,8 +67,7 @@ def padding_shares() -> dict[str, float]:
               **{f"train_quail_mc@{v}": ("train_quail_mc", v, "quail_mc") for v in ("full", "question_options")}}
     shares = {}
     for stage, (module, variant, section) in stages.items():
-        call = importlib.import_module(f"pipeline.stages.{module}").training_call(params, variant).call
-        args = call.arguments()
+        args = _stage_arguments(module, variant)
         feats, per_row = args["feats"], args.get("choices", 1) if args.get("head") == "multiple_choice" else 1
         p = getattr(params, section)
         n = len(feats) // per_row
@@ -88,22 +96,19 @@ def stage_step_seconds(steps: int, repeats: int) -> dict[str, dict]:
     length and batch size; the section's attention dropout), fp32 against bf16 autocast, in alternating blocks of
     ``steps`` after one warm-up step each: where bf16 pays on this processor and where its casts cost more than
     they save (short inputs, small batches)."""
-    import importlib
     import statistics
 
     from transformers import (AutoModelForMultipleChoice, AutoModelForQuestionAnswering,
                               AutoModelForSequenceClassification, AutoTokenizer)
 
-    from pipeline.params import load_params
     from pipeline.span_qa.train import collate
     from pipeline.training.finetune import (accepts_token_types, example_order, pick_device, resolve_model_path,
                                             with_attention_dropout)
     from pipeline.training.pair_encoding import collate_pairs
 
-    params = load_params()
     out = {}
     for stage, (module, variant) in STEP_STAGES.items():
-        args = importlib.import_module(f"pipeline.stages.{module}").training_call(params, variant).call.arguments()
+        args = _stage_arguments(module, variant)
         feats, cfg, head = args["feats"], args["cfg"], args.get("head")
         path = resolve_model_path(cfg.model_name_or_path)
         tok = AutoTokenizer.from_pretrained(path)

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 
-
 def outputs_removed_hint() -> str:
     """Under ``dvc repro`` a stage that stops before doing anything has already lost its outputs: DVC removes a
     stage's outputs before it runs the command. They are not gone: the committed ones are in the DVC cache."""

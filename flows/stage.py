@@ -25,7 +25,7 @@ from typing import Any
 
 from flows import outputs_removed_hint
 # the table of every stage's work lives below every runner (the offline node and stage_deps read it too)
-from pipeline.stage_table import FULL_CHECK, STAGES, variant_choices, work
+from pipeline.stage_table import FULL_CHECK, STAGES, run, variant_choices, work
 
 ROOT = Path(__file__).resolve().parents[1]
 # dvc.yaml of the checkout that holds this code: the sections a stage declares there are the ones DVC
@@ -53,12 +53,11 @@ def stage_flow(name: str) -> Any:
 
     stage = STAGES[name]
     sections = None if name == FULL_CHECK else declared_sections(name)
-    fn = work(name)
+    work(name)  # the stage's module, imported before the flow starts
 
     def body(params_file: str, variant: str | None) -> dict:
         record_this_run()
-        params = load_params(params_file, sections=sections)
-        return fn(params, *stage.args, *([variant] if variant is not None else []))
+        return run(name, load_params(params_file, sections=sections), variant)
 
     if stage.retry_delays_s:
         body = task(name=f"{name}.run", retries=len(stage.retry_delays_s),

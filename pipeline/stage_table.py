@@ -110,9 +110,15 @@ def work(name: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(stage.work_module), stage.function)
 
 
-def call(dvc_name: str, params: Any) -> Callable[[], Any]:
-    """The work of a DVC stage name (``train_quail_mc@full`` or ``compare``) bound to ``params``."""
-    name, _, variant = dvc_name.partition("@")
+def run(name: str, params: Any, variant: str | None = None) -> Any:
+    """Run stage ``name``'s work on ``params`` (and a foreach stage's ``variant``): what every runner calls."""
     stage = STAGES[name]
-    fn = work(name)
-    return lambda: fn(params, *stage.args, *([variant] if variant else []))
+    return work(name)(params, *stage.args, *([variant] if variant is not None else []))
+
+
+def call(dvc_name: str, params: Any) -> Callable[[], Any]:
+    """The work of a DVC stage name (``train_quail_mc@full`` or ``compare``) bound to ``params``; its module is
+    imported now, so a missing package stops the runner before any stage runs."""
+    name, _, variant = dvc_name.partition("@")
+    work(name)
+    return lambda: run(name, params, variant or None)

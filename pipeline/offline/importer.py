@@ -112,10 +112,11 @@ def training_overrides(node_params: dict, base_params: dict) -> list[str]:
         raise ImportError_(f"the node's params differ from this checkout's in {', '.join(other)}: the bundle was "
                            "built from another params.yaml; import into the commit it was built from (--base)")
     overrides, chosen = [], {}
+    models = set(model_keys())
     for section in TRAINING_SECTIONS:
         for key, value in node_params[section].items():
             name = f"{section}.{key}"
-            if name in model_keys() and value == START_MODEL:
+            if name in models and value == START_MODEL:
                 continue  # the bundle's copy of the checkout's own starting weights
             if name in INFRASTRUCTURE:
                 continue  # where the node ran (its device) describes the node; the branch keeps this checkout's
