@@ -9,6 +9,7 @@ from pipeline.common.layout import PATHS
 from pipeline.common.files import write_json
 from pipeline.search.factory import make_backend
 from pipeline.strategyqa.data import load_predicted_decompositions, load_questions
+from pipeline.common.headline import percent
 from pipeline.strategyqa.retrieval import mean_recall, retrieve
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ def run(params: Params) -> dict:
         "generated_questions": sum(q.generated for q in questions),
         "backend": params.search.backend,
         "decompositions": p.decompositions,
-        f"recall@{p.k}": {name: round(mean_recall(questions, run, p.k), 4) for name, run in runs.items()},
+        f"recall@{p.k}": {name: percent(mean_recall(questions, run, p.k)) for name, run in runs.items()},  # percent
     }
     write_json(PATHS.retrieve.report, metrics)
     return metrics
