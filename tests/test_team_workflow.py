@@ -73,6 +73,7 @@ def team(tmp_path_factory, repo, prefect):
         # the group's remote settings go into git; the secret only into .dvc/config.local
         sh(["dvc", "remote", "modify", "team", "endpointurl", store.endpoint], alice, env)
         sh(["dvc", "remote", "modify", "team", "url", f"s3://{store.bucket}/dvc"], alice, env)
+        sh(["dvc", "remote", "default", "team"], alice, env)  # the group's default (the project ships none)
         sh(["dvc", "remote", "modify", "--local", "team", "access_key_id", store.access_key], alice, env)
         sh(["dvc", "remote", "modify", "--local", "team", "secret_access_key", store.secret_key], alice, env)
         sh(["dvc", "repro", *STAGES], alice, env)
