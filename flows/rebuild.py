@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import re
 import signal
@@ -29,7 +30,8 @@ from prefect.settings import PREFECT_API_URL
 from flows._common import PARENT_RUN_ENV, cancelled_if_stopped
 from flows._server import reap_killed_runs
 from flows.stage import QUIET
-from pipeline.common.headline import markdown_table, read_headlines
+from flows.metrics_artifact import markdown_table
+from pipeline.common.headline import read_headlines
 from pipeline.common.layout import PATHS
 from pipeline.common.processes import dies_with_this_process
 from pipeline.experiments.targets import check_targets as check_stage_targets
@@ -63,17 +65,25 @@ def _dvc() -> str:
 # a person reads the message: the bars go (their figures are in the stages' progress lines) and so does the
 # second time.
 QUIET_STAGES = QUIET  # what every stage sets for itself anyway; here also for dvc's own lines
-_LEADING_TIME = re.compile(r"^(?:\d{2}:\d{2}:\d{2}\.\d{3} \| |\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} )")
+# a stage's line starts with a time and its level (Prefect's console format, or our logger's): the run's log has
+# both columns of its own, so the line is logged at its own level with the message alone
+_LEADING_TIME_LEVEL = re.compile(
+    r"^(?:\d{2}:\d{2}:\d{2}\.\d{3} \| (?P<prefect>DEBUG|INFO|WARNING|ERROR|CRITICAL) *\| "
+    r"|\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} (?P<ours>DEBUG|INFO|WARNING|ERROR|CRITICAL) )")
 _BAR = re.compile(r"\d+%\|[^|]*\|")
 
 
-def readable_line(line: str) -> str | None:
-    """A line of ``dvc repro`` output as the run's log shows it, or None for a progress bar."""
+def readable_line(line: str) -> tuple[int, str] | None:
+    """A line of ``dvc repro`` output as the run's log shows it, with the level it was written at (INFO for
+    DVC's own lines and tracebacks), or None for a progress bar."""
     redrawn = line.rstrip().split("\r")  # a bar redrawn in place, then cleared for a log line
     line = redrawn[-1].lstrip() if len(redrawn) > 1 else redrawn[0]
     if not line.strip() or _BAR.search(line):
         return None
-    return _LEADING_TIME.sub("", line)
+    stamped = _LEADING_TIME_LEVEL.match(line)
+    if stamped is None:
+        return logging.INFO, line
+    return logging.getLevelName(stamped["prefect"] or stamped["ours"]), line[stamped.end():]
 
 
 @task(name="dvc-repro", retries=0, cache_policy=None)
@@ -89,10 +99,11 @@ def dvc_repro(repo_dir: str, targets: list[str], force: bool) -> None:
     tail: list[str] = []
     assert proc.stdout is not None
     for raw in proc.stdout:
-        line = readable_line(raw)
-        if line is None:
+        readable = readable_line(raw)
+        if readable is None:
             continue
-        logger.info(line)
+        level, line = readable
+        logger.log(level, line)
         tail = (tail + [line])[-40:]
     code = proc.wait()
     with contextlib.chdir(repo_dir):  # a stage killed with SIGKILL under this repro: its run ends Crashed

@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from pipeline.common.headline import markdown_table, read_headlines, write_headline
+from flows.metrics_artifact import markdown_table
+from pipeline.common.headline import read_headlines, write_headline
 from tests.conftest import venv_bin
 
 pytestmark = pytest.mark.slow  # runs DVC in a clone
@@ -59,6 +60,16 @@ def test_the_artifact_table_marks_each_change_and_new_or_gone_systems():
     assert "1 figure(s) changed since the previous run." in table
     first = markdown_table("nlquad", after, {})
     assert "(new)" not in first and "First run" in first
+
+
+def test_the_artifact_keeps_paired_differences_out_of_the_systems_columns():
+    """compare's ``A-B`` rows hold A minus B: a table of their own, not rows among the accuracies."""
+    after = {"mc_full": {"acc": 40.92, "dev": 45.8}, "pmi": {"acc": 36.1}, "mc_full-pmi": {"acc": 4.83}}
+    table = markdown_table("quail", after, {})
+    systems, differences = table.split("#### Paired differences (A-B: A minus B, points)")
+    assert "| mc_full | 40.92 | 45.8 |" in systems and "| pmi | 36.1 | - |" in systems
+    assert "mc_full-pmi" not in systems
+    assert "| system | acc |" in differences and "| mc_full-pmi | 4.83 |" in differences
 
 
 def test_headline_files_take_only_the_declared_columns(tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from pipeline.common.headline import markdown_table
+from flows.metrics_artifact import markdown_table
 from pipeline.common.safe_text import markdown_cell, write_plot_csv
 from tests.conftest import venv_bin
 

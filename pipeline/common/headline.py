@@ -16,7 +16,6 @@ from typing import Any
 
 from pipeline.common.layout import PATHS
 from pipeline.common.files import write_json
-from pipeline.common.safe_text import markdown_cell
 
 TRACKS = ("nlquad", "strategyqa", "quail", "difficulty")
 # the only column names: a new one widens every table, so it has to be added here on purpose
@@ -81,28 +80,3 @@ def read_headlines(root: Path | str = ROOT) -> dict[str, dict[str, dict[str, Any
         files = sorted((root / track).glob("*.json")) if (root / track).is_dir() else []
         out[track] = {f.stem: json.loads(f.read_text(encoding="utf-8")) for f in files}
     return out
-
-
-def _cell(value: Any, before: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, (int, float)) and isinstance(before, (int, float)) and value != before:
-        return f"{value:g} ({value - before:+.4g})"
-    return f"{value:g}" if isinstance(value, (int, float)) else markdown_cell(value)
-
-
-def markdown_table(track: str, after: dict[str, dict[str, Any]], before: dict[str, dict[str, Any]]) -> str:
-    """One track's systems by figures, each cell ``value (change)`` against ``before`` (the previous run);
-    systems that are new or gone since then are marked."""
-    keys = [k for k in KEYS if any(k in figs for figs in after.values())]
-    lines = [f"### {markdown_cell(track)}", "", "| system | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
-    for system in sorted(after):
-        old = before.get(system)
-        label = markdown_cell(system) if old is not None or not before else f"{markdown_cell(system)} (new)"
-        cells = [_cell(after[system].get(k), (old or {}).get(k)) for k in keys]
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    for system in sorted(set(before) - set(after)):
-        lines.append(f"| {markdown_cell(system)} (gone) | " + " | ".join("-" for _ in keys) + " |")
-    changed = sum(1 for s in after for k in keys if s in before and after[s].get(k) != before[s].get(k))
-    lines += ["", f"{changed} figure(s) changed since the previous run." if before else "First run: nothing to compare."]
-    return "\n".join(lines) + "\n"
