@@ -50,7 +50,7 @@ $(UV):
 $(VENV)/.installed: requirements.lock | $(UV)
 	$(UV) pip install --python $(VENV)/bin/python $(UV_EXTRA) torch==2.13.0
 	$(UV) pip install --python $(VENV)/bin/python $(UV_EXTRA) --compile-bytecode -r requirements.lock
-	$(VENV)/bin/python -m pipeline.span_qa.punkt_data
+	$(VENV)/bin/python -m pipeline.nlquad.punkt_data
 	$(VENV)/bin/dvc config core.analytics false
 	touch $@
 

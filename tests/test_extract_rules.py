@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.nlquad.build import article_record
-from pipeline.nlquad.discover import article_key, classify
+from pipeline.nlquad.bbc_urls import article_key
+from pipeline.nlquad.discover import classify
 from pipeline.nlquad.bbc_urls import is_bbc_host, path_rejection
 from pipeline.params import project_section
 from tests.extract_helpers import extract_page

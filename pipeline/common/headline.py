@@ -56,7 +56,7 @@ def headline_row(track: str, system: str, figures: dict[str, float | int | None]
 
 
 def span_figures(summary: dict[str, Any]) -> dict[str, float]:
-    """NLQuAD's columns from a span-QA summary (``pipeline.span_qa.metrics``)."""
+    """NLQuAD's columns from a span-QA summary (``pipeline.nlquad.metrics``)."""
     return {"EM": summary["em"], "F1": summary["f1"], "IoU": summary["iou"], "ROUGE-L": summary["rougeL"]}
 
 

@@ -20,7 +20,7 @@ from rank_bm25 import BM25L
 from pipeline.common.sentences import sentence_starts
 from pipeline.search.analysis import tantivy_analyzer
 from pipeline.nlquad.squad_format import iter_examples
-from pipeline.span_qa.metrics import token_offsets
+from pipeline.nlquad.metrics import token_offsets
 
 
 @lru_cache(maxsize=1)

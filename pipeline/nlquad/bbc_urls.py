@@ -60,3 +60,13 @@ def path_rejection(url: str | None) -> str | None:
     if not any(ch.isdigit() for ch in last) and not _ARTICLES_ID.search(path):
         return "index"  # a section front: /news, /news/world/europe, /news/newsbeat
     return None
+
+
+_STM_EDITION = re.compile(r"^/\d/hi/")
+
+
+def article_key(url: str) -> str:
+    """bbc.co.uk and bbc.com serve one article under one path: the path is the article's identity. On
+    news.bbc.co.uk the UK (``/1/hi/``) and international (``/2/hi/``) editions are one article too."""
+    parts = urlsplit(url if "://" in url else "http://" + url)
+    return _STM_EDITION.sub("/hi/", parts.path.rstrip("/").lower())

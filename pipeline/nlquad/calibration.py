@@ -26,7 +26,7 @@ from pipeline.common.paired import design_effect, paired_difference
 from pipeline.nlquad.baselines import run_baselines
 from pipeline.nlquad.clusters import article_clusters
 from pipeline.nlquad.squad_format import iter_article_qas
-from pipeline.span_qa.metrics import evaluate
+from pipeline.nlquad.metrics import evaluate
 
 # NLQuAD Table 2 (Soleimani et al. 2021, EACL): the whole data set
 PAPER = {"document_words_mean": 877.0, "answer_words_mean": 175.0,

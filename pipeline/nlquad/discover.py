@@ -15,19 +15,9 @@ from dataclasses import asdict
 from urllib.parse import urlsplit
 
 from pipeline.common.logs import get_logger
-from pipeline.nlquad.bbc_urls import non_article_section
+from pipeline.nlquad.bbc_urls import article_key, non_article_section
 from pipeline.nlquad.config import DiscoverParams
 from pipeline.wayback.cdx import CdxCapture, CdxClient
-
-
-_STM_EDITION = re.compile(r"^/\d/hi/")
-
-
-def article_key(url: str) -> str:
-    """bbc.co.uk and bbc.com serve one article under one path: the path is the article's identity. On
-    news.bbc.co.uk the UK (``/1/hi/``) and international (``/2/hi/``) editions are one article too."""
-    parts = urlsplit(url if "://" in url else "http://" + url)
-    return _STM_EDITION.sub("/hi/", parts.path.rstrip("/").lower())
 
 
 def classify_path(path: str, article_pattern: str, exclude_pattern: str | None) -> str | None:

@@ -20,7 +20,7 @@ real sub-heading), trailing all-italic editorial notes (author bios, calls for p
 related/most-read lists. The date is the first publication (schema.org ``datePublished`` where present:
 the later layouts' ``<time>`` shows the last update), in UTC.
 
-    python -m pipeline.nlquad.extract PAGE.html [PAGE.html ...]
+    python -m pipeline.experiments.extract_page PAGE.html [PAGE.html ...]   # the same, on any page
 """
 
 from __future__ import annotations
@@ -28,15 +28,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from itertools import chain
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
-from bs4 import BeautifulSoup, NavigableString, SoupStrainer, Tag
+from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.filter import ElementFilter
 from lxml import etree
 
@@ -776,34 +774,3 @@ def extract_page(html: str | bytes, url: str | None, limits: PageLimits) -> Extr
     elif len(ex.sections) > max_sections:
         ex.rejected = "too_many_sections"
     return ex
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if not args:
-        print("usage: python -m pipeline.nlquad.extract PAGE.html [PAGE.html ...] (URL taken from the page)",
-              file=sys.stderr)
-        return 2
-    from pipeline.params import project_section  # the project's own limits, as the extract stage uses them
-
-    limits = PageLimits.of(project_section("extract"))
-    status = 0
-    for name in args:
-        path = Path(name)
-        try:
-            html = path.read_bytes()
-        except OSError as exc:
-            print(f"{name}: cannot read: {exc}", file=sys.stderr)
-            status = 1
-            continue
-        head = BeautifulSoup(html, "lxml", parse_only=SoupStrainer(["link", "meta"]))
-        canonical = head.find("link", rel="canonical")
-        og = head.find("meta", attrs={"property": "og:url"})
-        url = (canonical.get("href") if canonical else None) or (og.get("content") if og else None)
-        result = extract_page(html, url, limits)
-        print(json.dumps({"file": name, **result.to_json()}, ensure_ascii=False, indent=2))
-    return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -248,7 +248,7 @@ def _site_packages(root: Path, dest: Path, python_version: str, platform: str) -
 
 
 def _punkt(dest: Path) -> None:
-    from pipeline.span_qa.punkt_data import LANGUAGE, install
+    from pipeline.nlquad.punkt_data import LANGUAGE, install
 
     install(dest / "nltk_data")
     assert (dest / "nltk_data" / "tokenizers" / "punkt_tab" / LANGUAGE).is_dir()

@@ -15,7 +15,7 @@ LENGTH_COLUMNS = ("system", "document_words_from", "document_words", "questions"
 
 
 def bin_start(label: str) -> int:
-    """``"300-599"`` -> 300, ``">=2000"`` -> 2000 (the labels of ``span_qa.metrics.length_bin``)."""
+    """``"300-599"`` -> 300, ``">=2000"`` -> 2000 (the labels of ``nlquad.metrics.length_bin``)."""
     return int(label.removeprefix(">=").split("-")[0])
 
 

@@ -25,7 +25,7 @@ from pipeline.common.safe_text import markdown_cell
 from pipeline.quail.sets import heldout_dev, quail_sets
 from pipeline.quail.systems import HEURISTIC_BASELINES, MC_VARIANTS, mc_system
 from pipeline.nlquad.clusters import article_clusters
-from pipeline.span_qa.metrics import evaluate
+from pipeline.nlquad.metrics import evaluate
 from pipeline.strategyqa.answering import SETTINGS
 from pipeline.strategyqa.data import load_questions
 

@@ -11,7 +11,7 @@ from pipeline.common.headline import span_figures
 from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.layout import PATHS
 from pipeline.common.scoring import write_scores
-from pipeline.span_qa.metrics import evaluate as score
+from pipeline.nlquad.metrics import evaluate as score
 from pipeline.span_qa.plots import write_length_plot, write_per_question_plot
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.layout import PATHS
 from pipeline.common.files import write_json
 from pipeline.nlquad.baselines import run_baselines
-from pipeline.span_qa.metrics import evaluate
+from pipeline.nlquad.metrics import evaluate
 from pipeline.span_qa.plots import write_length_plot
 
 if TYPE_CHECKING:

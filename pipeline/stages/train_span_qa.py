@@ -16,7 +16,7 @@ from pipeline.common.files import write_json
 from pipeline.common.logs import get_logger
 from pipeline.span_qa.data import SpanExamples, load_examples
 from pipeline.span_qa.features import WindowFeatures, build_windows
-from pipeline.span_qa.metrics import evaluate as score
+from pipeline.nlquad.metrics import evaluate as score
 from pipeline.span_qa.postprocess import predict_from_logits
 from pipeline.span_qa.train import logits_of
 from pipeline.span_qa.train import train as train_windows

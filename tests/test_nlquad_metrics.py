@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.nlquad.baselines import run_baselines, sentence_windows
-from pipeline.span_qa.metrics import (
+from pipeline.nlquad.metrics import (
     evaluate,
     exact_match,
     f1,
@@ -185,7 +185,7 @@ def test_script_iou_equals_the_literal_procedure_on_a_real_article(shared):
 def test_punkt_data_installs_offline_and_its_absence_is_named(tmp_path, monkeypatch):
     import nltk
 
-    from pipeline.span_qa import punkt_data
+    from pipeline.nlquad import punkt_data
 
     monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
     with pytest.raises(punkt_data.PunktDataMissing, match="make setup"):

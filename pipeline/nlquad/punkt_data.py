@@ -6,7 +6,7 @@ parameters. NLTK's own downloader fetches them from a server this project cannot
 in NLTK's ``punkt_tab`` layout into the environment's data folder (``<venv>/share/nltk_data``, on NLTK's
 search path), so the metric uses NLTK's own code with no download at run time.
 
-    python -m pipeline.span_qa.punkt_data [--dest DIR] [--check]
+    python -m pipeline.nlquad.punkt_data [--dest DIR] [--check]
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def ensure() -> None:
     except LookupError:
         raise PunktDataMissing(
             "NLTK punkt_tab data for English is not installed; run `make setup` "
-            "(or `python -m pipeline.span_qa.punkt_data`)") from None
+            "(or `python -m pipeline.nlquad.punkt_data`)") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,7 +29,7 @@ from nltk.tokenize import word_tokenize
 from rouge_score import rouge_scorer
 
 from pipeline.nlquad.squad_format import iter_examples
-from pipeline.span_qa.punkt_data import ensure as ensure_punkt_data
+from pipeline.nlquad.punkt_data import ensure as ensure_punkt_data
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCT = set(string.punctuation)
