@@ -89,3 +89,24 @@ def test_a_bf16_run_is_deterministic_records_its_precision_and_writes_group_read
     assert json.loads((final_a / "config.json").read_text())["attention_probs_dropout_prob"] == 0.0
     fp32, _ = _train(tmp_path, "c", precision="fp32", attention_dropout=None)
     assert fp32["precision"] == "fp32" and fp32["attention_dropout"] == "model's own"
+
+
+def test_the_thread_count_is_the_sections_not_the_machines(tmp_path):
+    """A machine with other cores starts torch with another thread count; the weights a float32 CPU run writes
+    depend on it (a sum split over threads rounds by their number). ``cpu_threads`` fixes it: two runs that
+    start with 1 and 3 threads and train with cpu_threads 2 write the same weights; 1 against 2 do not."""
+    from safetensors.torch import load_file
+
+    before = torch.get_num_threads()
+    weights = {}
+    try:
+        for name, start, pinned in (("one", 1, 2), ("three", 3, 2), ("control", 2, 1)):
+            torch.set_num_threads(start)
+            stats, final = _train(tmp_path, name, precision="fp32", attention_dropout=None, cpu_threads=pinned)
+            assert stats["cpu_threads"] == pinned
+            weights[name] = load_file(final / "model.safetensors")
+    finally:
+        torch.set_num_threads(before)
+    same = lambda a, b: all(torch.equal(weights[a][k], weights[b][k]) for k in weights[a])  # noqa: E731
+    assert same("one", "three"), "the machine's thread count reached the weights"
+    assert not same("one", "control"), "1 and 2 threads gave the same weights: this test shows nothing here"

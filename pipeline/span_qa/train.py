@@ -73,12 +73,13 @@ def _unlabelled_batch(feats: WindowFeatures, global_question: bool, idx: list[in
 
 
 def predict_logits(model_dir: Path, feats: WindowFeatures, batch_size: int, device_name: str = "auto",
-                   global_question: bool = False, precision: str = "auto") -> tuple[list[list[float]], list[list[float]]]:
+                   global_question: bool = False, precision: str = "auto",
+                   cpu_threads: int | None = None) -> tuple[list[list[float]], list[list[float]]]:
     from transformers import AutoModelForQuestionAnswering
 
     return window_logits(predict_batches(AutoModelForQuestionAnswering, model_dir, len(feats),
                                          _unlabelled_batches(feats, global_question), batch_size, device_name,
-                                         precision), feats)
+                                         precision, cpu_threads), feats)
 
 
 def logits_of(model, tokenizer, feats: WindowFeatures, batch_size: int,

@@ -37,7 +37,7 @@ def run(params: Params, variant: str) -> dict:
         feats = encode_questions(tokenizer, questions, variant, p.max_seq_len)
         n_options = len(questions[0].options)
         logits = predict_choice_logits("multiple_choice", model, feats, n_options, p.eval_batch_size, p.device,
-                                   p.precision)
+                                       p.precision, p.cpu_threads)
         return logits, round(feats.truncated / len(feats), 4)
 
     selection = selection_dev(train_share, p.dev_share, p.seed)

@@ -22,7 +22,8 @@ def run(params: Params, name: str) -> dict:
     p = kind.p
     final = kind.model
     feats, ex = windows(AutoTokenizer.from_pretrained(str(final)), kind, p.eval_split, labelled=False)
-    starts, ends = predict_logits(final, feats, p.eval_batch_size, p.device, kind.global_question, p.precision)
+    starts, ends = predict_logits(final, feats, p.eval_batch_size, p.device, kind.global_question, p.precision,
+                                   p.cpu_threads)
     preds = predict_from_logits(feats.example_index, feats.offset_mapping, starts, ends, ex.contexts, p.n_best,
                                 p.max_answer_tokens)
     out = dict(zip(ex.ids, preds, strict=True))

@@ -27,7 +27,7 @@ def run(params: Params, setting: str) -> dict:
     model = PATHS.strategyqa_qa[setting].model
     feats = encode_pairs(AutoTokenizer.from_pretrained(str(model)), first, context, p.max_seq_len)
     logits = predict_choice_logits("classification", model, feats, 2, p.eval_batch_size, p.device,
-                                   p.precision)
+                                   p.precision, p.cpu_threads)
     predictions = {q.qid: {"answer": bool(a), "logits": [round(x, 5) for x in row]}
                    for q, a, row in zip(evaluation, argmax(logits), logits, strict=True)}
     seen = {"setting": setting, "max_seq_len": p.max_seq_len, "eval_questions": len(evaluation),

@@ -58,11 +58,11 @@ def _unlabelled(feats: PairFeatures, per_row: int):
 
 
 def predict_choice_logits(head: Head, model_dir: Path, feats: PairFeatures, choices: int, batch_size: int,
-                          device: str, precision: str) -> list[list[float]]:
+                          device: str, precision: str, cpu_threads: int | None = None) -> list[list[float]]:
     per_row = choices if head == "multiple_choice" else 1
     out: list[list[float]] = []
     for _, result in predict_batches(_auto_class(head), model_dir, len(feats) // per_row,
-                                     _unlabelled(feats, per_row), batch_size, device, precision):
+                                     _unlabelled(feats, per_row), batch_size, device, precision, cpu_threads):
         out += result.logits.float().cpu().tolist()
     return out
 

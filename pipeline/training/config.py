@@ -27,6 +27,10 @@ class TrainBudget(StrictModel):
     attention_dropout: float | None = Field(
         ge=0, lt=1, description="dropout on attention probabilities while training; null keeps the model's own "
                                 "(BERT, RoBERTa: 0.1)")
+    cpu_threads: int = Field(
+        ge=1, le=1024, description="torch's threads on a CPU, for training and prediction: a sum split over threads "
+                                   "rounds by their number, so weights and curves repeat on another machine only "
+                                   "with the number fixed here (not the machine's core count)")
     eval_every: int = Field(ge=1, description="steps between dev evaluations (and one at the last step)")
     select_metric: str = Field(description="the dev figure the kept checkpoint is chosen by (higher is better)")
     patience: int = Field(ge=0, description="dev evaluations without improvement before training stops; 0 = never")

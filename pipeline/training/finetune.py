@@ -67,12 +67,17 @@ def cpu_has_native_bf16() -> bool:
 AMP = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-def pick_device(requested: str = "auto", precision: str = "auto") -> tuple[torch.device, torch.dtype | None]:
+def pick_device(requested: str = "auto", precision: str = "auto",
+                cpu_threads: int | None = None) -> tuple[torch.device, torch.dtype | None]:
     """The device and the autocast dtype (None: float32). ``precision: auto`` takes bf16 where the hardware
     computes it natively (a GPU that supports it, or a CPU with AVX512-BF16/AMX), fp16 with loss scaling on a
-    GPU without bf16, float32 on any other CPU. Weights and optimizer state stay float32 either way."""
+    GPU without bf16, float32 on any other CPU. Weights and optimizer state stay float32 either way. On a CPU,
+    torch runs ``cpu_threads`` threads (the section's ``cpu_threads``): its matrix products split their sums
+    by thread count, so a machine with more cores would otherwise train other weights from the same params."""
     if requested == "cpu" or (requested == "auto" and not torch.cuda.is_available()):
         device = torch.device("cpu")
+        if cpu_threads is not None:
+            torch.set_num_threads(cpu_threads)
         if precision == "fp16":
             raise ValueError("precision fp16 needs a GPU (loss scaling is a CUDA feature); use bf16 or fp32 on CPU")
         if precision == "auto":
@@ -95,8 +100,9 @@ ATTENTION_DROPOUT_KEYS = ("attention_probs_dropout_prob", "attention_dropout")  
 def with_attention_dropout(cfg: "TrainConfig", model_kwargs: dict[str, Any]) -> dict[str, Any]:
     """``from_pretrained`` keyword arguments with the section's attention dropout set in the model config
     under the name its architecture reads; None leaves the model's own. Why a knob at all: on a CPU the
-    dropout mask over every attention probability (batch x heads x length^2 per layer) was half of a
-    training step's time, all of it random-number generation (benchmarks/training_precision.py)."""
+    dropout mask over every attention probability (batch x heads x length^2 per layer) is costly: its
+    random-number generation (aten::bernoulli_) was 30% of a 384-token span step, and the step took 2.3x as
+    long with the dropout as without (benchmarks/results/training_precision_cpu.json)."""
     if cfg.attention_dropout is None:
         return model_kwargs
     from transformers import AutoConfig
@@ -195,7 +201,7 @@ def _accelerator(cfg: TrainConfig):
     from accelerate.state import AcceleratorState
     from accelerate.utils import DataLoaderConfiguration
 
-    device, amp_dtype = pick_device(cfg.device, cfg.precision)
+    device, amp_dtype = pick_device(cfg.device, cfg.precision, cfg.cpu_threads)
     # the precision is a per-run choice: forget the previous run's in this process (tests, notebooks);
     # the process group of a torchrun launch (PartialState) is kept
     AcceleratorState._reset_state(reset_partial_state=False)
@@ -408,6 +414,7 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
         "device": "cpu" if device.type == "cpu" else torch.cuda.get_device_name(0),
         "precision": "fp32" if amp_dtype is None else str(amp_dtype).removeprefix("torch."),
         "attention_dropout": "model's own" if cfg.attention_dropout is None else cfg.attention_dropout,
+        "cpu_threads": torch.get_num_threads() if device.type == "cpu" else None,
         "processes": accelerator.num_processes,
         "tokens_per_s_this_run": round(tokens / elapsed, 1) if elapsed > 0 and tokens else None,
     }
@@ -415,12 +422,12 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
 
 @torch.no_grad()
 def predict_batches(auto_class: Any, model_dir: Path, n_examples: int, make_batch: BatchMaker, batch_size: int,
-                    device_name: str = "auto", precision: str = "auto") -> Any:
+                    device_name: str = "auto", precision: str = "auto", cpu_threads: int | None = None) -> Any:
     """Yield ``(indices, model output)`` over ``n_examples`` in order; batches made by ``make_batch``, under
-    the precision the model trained with (the section's ``precision``)."""
+    the precision the model trained with (the section's ``precision``) and its CPU thread count."""
     from transformers import AutoTokenizer
 
-    device, amp_dtype = pick_device(device_name, precision)
+    device, amp_dtype = pick_device(device_name, precision, cpu_threads)
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     model = auto_class.from_pretrained(str(model_dir)).to(device).eval()
     with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
