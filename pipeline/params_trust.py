@@ -28,6 +28,8 @@ TRAINED_SECTIONS: tuple[str, ...] = tuple(name for name, field in Params.model_f
 # what an imported GPU run may differ in: the trained models' sections, and how often StrategyQA is trained over
 # (its cross-validation, which the GPU profile turns on)
 PROFILE_SECTIONS = (*TRAINED_SECTIONS, "strategyqa_cv")
+# the worker's to decide: which device, and how many of its cores torch may take
+WORKER_BUDGET_KEYS = ("device", "cpu_threads")
 
 # a run may set these (section.key)
 SCIENCE: frozenset[str] = frozenset({
@@ -42,8 +44,9 @@ SCIENCE: frozenset[str] = frozenset({
     "retrieve.decompositions", "retrieve.k",
     "split.seed", "split.ratios", "split.group_key",
     "nlquad_baselines.window_words", "nlquad_baselines.seed", "nlquad_baselines.eval_split",
-    # every budget key a trained model shares but the device (where it runs is the worker's)
-    *(f"{section}.{k}" for section in TRAINED_SECTIONS for k in TrainBudget.model_fields if k != "device"),
+    # every budget key a trained model shares but where it runs and on how many of the worker's cores
+    *(f"{section}.{k}" for section in TRAINED_SECTIONS for k in TrainBudget.model_fields
+      if k not in WORKER_BUDGET_KEYS),
     *(f"{section}.{k}" for section in ("span_window", "longformer")
       for k in ("max_question_len", "n_best", "max_answer_tokens", "eval_split")),
     "span_window.doc_stride", "span_window.model_name_or_path",
@@ -72,8 +75,8 @@ INFRASTRUCTURE: frozenset[str] = frozenset({
     *(f"search.{k}" for k in ("backend", "es_urls", "es_alias", "es_shards", "es_replicas", "es_timeout_s",
                                "es_bulk_chunk", "es_bulk_threads", "es_bulk_retries", "index_threads")),
     "retrieve.questions", "retrieve.predictions",
-    "span_window.device", "longformer.device", "strategyqa_qa.device", "quail_mc.device",
-    "strategyqa_qa.predicted_decompositions", "strategyqa_qa.gold_paragraphs", "boolq_aux.file", "boolq_aux.device",
+    *(f"{section}.{k}" for section in TRAINED_SECTIONS for k in WORKER_BUDGET_KEYS),
+    "strategyqa_qa.predicted_decompositions", "strategyqa_qa.gold_paragraphs", "boolq_aux.file",
     *(f"benchmark_sources.{k}" for k in ("strategyqa_train", "strategyqa_eval", "quail_dev", "quail_challenge",
                                           "quail_paper_tables", "strategyqa_paragraphs")),
     "quail.word_vectors",

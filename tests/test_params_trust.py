@@ -18,6 +18,7 @@ ATTACKS = [  # (point, what the refusal names)
     ({"archive.local_warcs": ["/home/someone/private.warc.gz"], "archive.collection": "x"}, "archive"),
     ({"benchmark_sources.quail_dev": "/etc/shadow"}, "benchmark_sources.quail_dev"),
     ({"span_window.device": "cuda"}, "span_window.device"),
+    ({"quail_mc.cpu_threads": 1024}, "quail_mc.cpu_threads"),  # the worker's cores are the worker's
     ({"crawl.requests_per_minute": 0}, "crawl.requests_per_minute"),
     ({"quail_mc.model_name_or_path": "/etc"}, "models installed on this worker"),
     ({"span_window.model_name_or_path": "attacker/pickled-model"}, "models installed on this worker"),

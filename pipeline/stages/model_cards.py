@@ -144,7 +144,8 @@ def _training(summary: dict[str, Any]) -> list[str]:
     # a report may come from an offline node (gpu-import): every string it carries is escaped
     return [f"- {markdown_cell(summary.get('steps'))} of {markdown_cell(summary.get('max_steps'))} steps on "
             f"{markdown_cell(summary.get('device'))} ({markdown_cell(summary.get('precision'))}"
-            f"{'' if summary.get('attention_dropout') is None else ', attention dropout ' + markdown_cell(summary['attention_dropout'])})"
+            f"{'' if summary.get('attention_dropout') is None else ', attention dropout ' + markdown_cell(summary['attention_dropout'])}"
+            f"{'' if summary.get('cpu_threads') is None else ', ' + markdown_cell(summary['cpu_threads']) + ' threads'})"
             f"{', stopped early' if summary.get('stopped_early') else ''}; "
             f"final training loss {markdown_cell(summary.get('final_loss'))}",
             f"- the checkpoint kept is step {markdown_cell(summary.get('best_step'))}, chosen on the dev set "
