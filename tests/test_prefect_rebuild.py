@@ -570,8 +570,11 @@ def test_stopping_serve_mid_rebuild_cancels_its_runs_and_the_next_rebuild_comple
         first = _start_rebuild(api, tmp_path / "serve.log")
         _wait(lambda: (slow / "started").exists(), 240, "the stage did not start", tmp_path / "serve.log")
         stage_pid = int((slow / "started").read_text())
+        before = len((tmp_path / "serve.log").read_text())
+        signalled = time.monotonic()
         proc.send_signal(signal.SIGINT)  # Ctrl-C
         proc.wait(timeout=180)
+        stopping_s = time.monotonic() - signalled
     finally:
         if proc.poll() is None:
             stop_process_group(proc, signal.SIGKILL)
@@ -579,6 +582,9 @@ def test_stopping_serve_mid_rebuild_cancels_its_runs_and_the_next_rebuild_comple
     assert not psutil.pid_exists(stage_pid) or psutil.Process(stage_pid).status() == psutil.STATUS_ZOMBIE
     text = (tmp_path / "serve.log").read_text()
     assert "Stopped" in text and "process(es) of the runs in progress" in text, text[-3000:]
+    after = text[before:]  # what the stop printed: a line per thing stopped, no crash report, no traceback
+    assert "Crash detected" not in after and "Traceback" not in after, after[-3000:]
+    assert stopping_s < 30, f"the stop took {stopping_s:.0f} s (a wait on a process that ignores the signal?)"
     (slow / "slow").unlink()
     (slow / "started").unlink()
     proc, log = _serve(tmp_path, repo, env, tmp_path / "run", *args)
