@@ -279,10 +279,10 @@ class DifficultyParams(StrictModel):
 
 class DistributedParams(StrictModel):
     """How the training stages run: in the stage's own process (``nproc_per_node: 1``, ``nnodes: 1``), or
-    through ``torchrun`` on several processes/GPUs and nodes (``pipeline.training.launch``)."""
+    through ``torchrun`` on several processes/GPUs and nodes (``pipeline.launcher.torchrun``)."""
 
     nproc_per_node: int = Field(ge=1, le=64, description="processes on this machine: one per GPU")
-    nnodes: int = Field(ge=1, le=1024, description="machines; the others run `python -m pipeline.training.join`")
+    nnodes: int = Field(ge=1, le=1024, description="machines; the others run `python -m pipeline.launcher.join`")
     rdzv_endpoint: str | None = Field(description="host:port of the rendezvous (node 0) when nnodes > 1")
 
     @model_validator(mode="after")

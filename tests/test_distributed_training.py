@@ -1,10 +1,10 @@
-"""Training through the ``distributed`` params switch (``pipeline.training.launch``), on CPU with gloo, by the
+"""Training through the ``distributed`` params switch (``pipeline.launcher.torchrun``), on CPU with gloo, by the
 ``train_span`` stage itself (every rank rebuilds the stage's training call from its launch spec):
 
 - ``nproc_per_node: 2`` launches ``torchrun``: 2 processes x 4 examples per step end with the same model as the
   stage's own process x 8, because Accelerate's ``split_batches`` gives each process its half of the same global
   batch and DDP averages the gradients. Only rank 0 writes the model; the stage gets rank 0's statistics back.
-- ``nnodes: 2`` (x 1 process) with ``python -m pipeline.training.join`` as the second "machine", meeting at a
+- ``nnodes: 2`` (x 1 process) with ``python -m pipeline.launcher.join`` as the second "machine", meeting at a
   c10d rendezvous on 127.0.0.1: the same world of 2 processes, so the same weights as the single-node run.
 
 "The same" to float32 rounding (numpy's ``allclose``: 1e-6 plus 1e-5 of the weight) holds for every weight the
@@ -34,7 +34,7 @@ from pipeline.params import DistributedParams, Params, load_params
 from pipeline.span_qa.train import collate
 from pipeline.stages import train_span_qa
 from pipeline.training.finetune import resolve_model_path
-from pipeline.training.launch import POINTER
+from pipeline.launcher.torchrun import POINTER
 from tests.params_files import write_params
 
 pytestmark = pytest.mark.slow  # trains under torchrun
@@ -152,7 +152,7 @@ def runs(no_dropout_model, repo, tmp_path_factory) -> dict[str, tuple[dict, Path
             out[name] = (stats, work / "models/span_window")
         work = root / "two_nodes"
         params = _workspace(work, no_dropout_model, _dist(nnodes=2, rdzv_endpoint=f"127.0.0.1:{free_port()}"))
-        join = subprocess.Popen([sys.executable, "-m", "pipeline.training.join", "--once", "--timeout", "300"],
+        join = subprocess.Popen([sys.executable, "-m", "pipeline.launcher.join", "--once", "--timeout", "300"],
                                 cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 env=dict(os.environ, OMP_NUM_THREADS="1"))
         try:
@@ -263,7 +263,7 @@ def test_selection_and_early_stopping_work_under_torchrun(no_dropout_model, tmp_
 def test_a_launching_stage_tokenizes_nothing_itself(no_dropout_model, tmp_path, monkeypatch):
     """The stage's own process only waits for torchrun: the call's arguments (windows, the dev set) are built
     by the processes that train, so the launching process never tokenizes a copy nobody uses."""
-    from pipeline.training import launch
+    from pipeline.launcher import torchrun as launch
 
     params = _workspace(tmp_path, no_dropout_model, _dist(nproc_per_node=2))
     cut: list[str] = []
@@ -282,7 +282,7 @@ def test_a_launching_stage_tokenizes_nothing_itself(no_dropout_model, tmp_path, 
 def test_a_worker_rebuilds_only_what_the_spec_names(tmp_path, monkeypatch):
     """What a worker reads is data: a stage module name, a variant and params that pass the schema, in this
     user's private file, for this run; anything else is refused before a module is imported."""
-    from pipeline.training.launch import RECIPE_NAME, SpecError, read_spec, recipe_stage
+    from pipeline.launcher.torchrun import RECIPE_NAME, SpecError, read_spec, recipe_stage
 
     monkeypatch.chdir(tmp_path)
     params = load_params(write_params(tmp_path / "params.yaml", {}))

@@ -1,4 +1,4 @@
-"""``python -m pipeline.training.join`` (another machine lending its processes): a stale or foreign launch
+"""``python -m pipeline.launcher.join`` (another machine lending its processes): a stale or foreign launch
 pointer is not followed, and a failed training leaves it waiting for the next one instead of exiting."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from pipeline.common.processes import free_port
 from pipeline.params import load_params
-from pipeline.training.launch import POINTER, _launch, _write_atomic
+from pipeline.launcher.torchrun import POINTER, _launch, _write_atomic
 from tests.params_files import write_params
 
 pytestmark = pytest.mark.slow  # starts torchrun
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow  # starts torchrun
 def _join(tmp_path: Path, repo: Path, port: int, *args: str) -> subprocess.Popen:
     params = write_params(tmp_path / "params.yaml", {"distributed": {"nnodes": 2, "nproc_per_node": 1,
                                                                        "rdzv_endpoint": f"127.0.0.1:{port}"}})
-    return subprocess.Popen([sys.executable, "-m", "pipeline.training.join", "--params", params, *args], cwd=tmp_path,
+    return subprocess.Popen([sys.executable, "-m", "pipeline.launcher.join", "--params", params, *args], cwd=tmp_path,
                             env=dict(os.environ, PYTHONPATH=str(repo)), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
 
@@ -66,7 +66,7 @@ def test_a_failed_training_leaves_join_waiting_for_the_next(tmp_path, repo, monk
 def test_a_fresh_pointer_left_by_a_killed_stage_or_dated_ahead_is_not_joined(tmp_path, repo):
     """A stage killed seconds ago leaves a pointer younger than --max-age; nothing hosts its run any more, so
     join does not start a torchrun that would wait in a dead rendezvous (and then hold the next run up)."""
-    from pipeline.training.launch import RUN_KEY, bound_store
+    from pipeline.launcher.torchrun import RUN_KEY, bound_store
 
     port = free_port()
     spec = tmp_path / "spec.json"

@@ -244,7 +244,7 @@ def test_each_stage_module_reads_only_params_its_stages_declare(repo):
     (``params.search.k1``) must be declared, or its section; a whole section handed to library code must be
     declared at least in part (which keys the library reads is not visible here)."""
     stages = _dvc(repo)["stages"]
-    launcher = repo / "pipeline/training/launch.py"
+    launcher = repo / "pipeline/launcher/torchrun.py"
     wrong = []
     for module, served in _stage_modules(repo).items():
         text = (repo / module).read_text()
@@ -305,7 +305,7 @@ def test_moving_an_output_is_one_edit(repo, tmp_path):
 # the training launcher (a torchrun rank rebuilds the stage's recipe from the params in its launch spec)
 PARAMS_READERS = ("pipeline/stages/", "flows/", "pipeline/experiments/", "pipeline/offline/", "pipeline/params.py",
                   "pipeline/params_trust.py",
-                  "pipeline/training/launch.py", "pipeline/training/join.py")
+                  "pipeline/launcher/torchrun.py", "pipeline/launcher/join.py")
 
 
 def test_library_code_takes_values_not_the_params_file(repo):

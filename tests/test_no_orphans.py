@@ -105,8 +105,8 @@ def test_torchrun_and_its_workers_die_with_a_killed_stage(tmp_path, repo):
     sleeper.write_text("import time\ntime.sleep(600)\n")
     proc = _runner(f"""
         from pathlib import Path
-        from pipeline.training.launch import run_torchrun, torchrun_command
-        from pipeline.training.launch import bound_store
+        from pipeline.launcher.torchrun import run_torchrun, torchrun_command
+        from pipeline.launcher.torchrun import bound_store
         store = bound_store("127.0.0.1", 0)
         cmd = torchrun_command(2, 1, f"127.0.0.1:{{store.port}}", "qa-000000000000", Path("unused"))
         run_torchrun(cmd[:-3] + [{str(sleeper)!r}], "sleep")  # workers that only sleep: what matters is who stops them

@@ -30,7 +30,7 @@ from pipeline.strategyqa.data import StrategyQuestion, load_questions
 from pipeline.strategyqa.folds import CV_SETTINGS, assign_folds, fold_sizes, fold_split, labelled_pool
 from pipeline.training.choice_model import argmax, choice_dev_set, predict_choice_logits, train_choice_model
 from pipeline.training.finetune import TrainConfig, resolve_model_path
-from pipeline.training.launch import TrainingCall, run_training
+from pipeline.launcher.torchrun import TrainingCall, run_training
 from pipeline.training.pair_encoding import encode_pairs
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def _start(params: Params) -> str:
 
 
 def training_call(params: Params, variant: str) -> FoldTraining:
-    """The recipe every training process builds the same way (``pipeline.training.launch``)."""
+    """The recipe every training process builds the same way (``pipeline.launcher.torchrun``)."""
     from transformers import AutoTokenizer
 
     from pipeline.stages.train_strategyqa_qa import _weights_digest

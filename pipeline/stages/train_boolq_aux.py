@@ -22,7 +22,7 @@ from pipeline.strategyqa.boolq import BoolQuestion, load_boolq, split_by_title
 from pipeline.training.choice_model import argmax, choice_dev_set, predict_choice_logits, train_choice_model
 from pipeline.training.curves import training_report, training_summary
 from pipeline.training.finetune import TrainConfig, resolve_model_path
-from pipeline.training.launch import TrainingCall, run_training
+from pipeline.launcher.torchrun import TrainingCall, run_training
 from pipeline.training.pair_encoding import encode_pairs
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def _labels(questions: list[BoolQuestion]) -> list[int]:
 
 
 def training_call(params: Params, variant: str) -> BoolQTraining:
-    """The recipe every training process builds the same way (``pipeline.training.launch``)."""
+    """The recipe every training process builds the same way (``pipeline.launcher.torchrun``)."""
     from transformers import AutoTokenizer
 
     p = params.boolq_aux

@@ -17,7 +17,7 @@ from pipeline.quail.sets import quail_sets, split_texts
 from pipeline.training.choice_model import choice_dev_set, train_choice_model
 from pipeline.training.curves import training_report
 from pipeline.training.finetune import TrainConfig, resolve_model_path
-from pipeline.training.launch import TrainingCall, run_training
+from pipeline.launcher.torchrun import TrainingCall, run_training
 
 if TYPE_CHECKING:
     from pipeline.params import Params
@@ -38,7 +38,7 @@ def check_variant(variant: str) -> None:
 
 
 def training_call(params: Params, variant: str) -> QuailTraining:
-    """The recipe every training process builds the same way (``pipeline.training.launch``)."""
+    """The recipe every training process builds the same way (``pipeline.launcher.torchrun``)."""
     from transformers import AutoTokenizer
 
     check_variant(variant)

@@ -22,7 +22,7 @@ from pipeline.span_qa.train import logits_of
 from pipeline.span_qa.train import train as train_windows
 from pipeline.training.curves import training_report
 from pipeline.training.finetune import DevSet, TrainConfig, resolve_model_path
-from pipeline.training.launch import TrainingCall, run_training
+from pipeline.launcher.torchrun import TrainingCall, run_training
 
 if TYPE_CHECKING:
     from pipeline.params import LongformerParams, Params, SpanWindowParams
@@ -107,7 +107,7 @@ class SpanTraining:
 
 
 def training_call(params: Params, name: str) -> SpanTraining:
-    """The recipe every training process builds the same way (``pipeline.training.launch``)."""
+    """The recipe every training process builds the same way (``pipeline.launcher.torchrun``)."""
     from transformers import AutoTokenizer
 
     kind = kind_of(params, name)

@@ -18,7 +18,7 @@ from pipeline.stages.strategyqa_setting import load_setting
 from pipeline.training.choice_model import choice_dev_set, train_choice_model
 from pipeline.training.curves import training_report
 from pipeline.training.finetune import TrainConfig, resolve_model_path
-from pipeline.training.launch import TrainingCall, run_training
+from pipeline.launcher.torchrun import TrainingCall, run_training
 from pipeline.training.pair_encoding import encode_pairs
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def _weights_digest(start: str) -> str | None:
 
 
 def training_call(params: Params, setting: str) -> StrategyQATraining:
-    """The recipe every training process builds the same way (``pipeline.training.launch``)."""
+    """The recipe every training process builds the same way (``pipeline.launcher.torchrun``)."""
     from transformers import AutoTokenizer
 
     p = params.strategyqa_qa

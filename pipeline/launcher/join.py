@@ -1,4 +1,4 @@
-"""``python -m pipeline.training.join``: lend this machine to the multi-node training of another one.
+"""``python -m pipeline.launcher.join``: lend this machine to the multi-node training of another one.
 
 Run it in the same checkout (shared storage) on every node but the one running ``dvc repro``, with the same
 ``distributed`` params (``nnodes`` > 1, ``rdzv_endpoint``). Each time a training stage there starts
@@ -18,13 +18,13 @@ from pathlib import Path
 
 from pipeline.common.logs import get_logger
 from pipeline.params import ParamsError, load_params
-from pipeline.training.launch import POINTER, RUN_ID, hosted_run, run_torchrun, torchrun_command, trusted_file
+from pipeline.launcher.torchrun import POINTER, RUN_ID, hosted_run, run_torchrun, torchrun_command, trusted_file
 
 DEFAULT_MAX_AGE_S = 120.0  # node 0 writes the pointer right before its torchrun, which waits for the others
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pipeline.training.join", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m pipeline.launcher.join", description=__doc__.split("\n\n")[0])
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--once", action="store_true", help="join one training run, then exit")
     ap.add_argument("--timeout", type=float, default=None, help="give up after this many seconds without a run")

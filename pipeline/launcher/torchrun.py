@@ -20,7 +20,7 @@ waits for ``torchrun``, tokenizes nothing (a recipe's call builds its arguments 
 
 Several machines: node 0 (where ``dvc repro`` runs) also writes ``.training-launch.json`` in the checkout,
 which must be on storage every node sees (the models are written there too); on each other node
-``python -m pipeline.training.join`` waits for it and starts its own ``torchrun`` into the same rendezvous.
+``python -m pipeline.launcher.join`` waits for it and starts its own ``torchrun`` into the same rendezvous.
 
 Where the stores listen: torch's own rendezvous and worker stores listen on every interface, whatever host is
 configured, and a store is pickled state a peer can write. So the stage hosts the rendezvous store itself, on
@@ -53,7 +53,7 @@ from pipeline.common.processes import die_with_parent, dies_with_this_process, f
 if TYPE_CHECKING:
     from pipeline.params import DistributedParams, Params
 
-POINTER = Path(".training-launch.json")  # for `python -m pipeline.training.join` on the other nodes
+POINTER = Path(".training-launch.json")  # for `python -m pipeline.launcher.join` on the other nodes
 LAUNCH_DIR = ".launch"
 SPEC_NAME = "spec.json"
 STAGES_PACKAGE = "pipeline.stages"
@@ -142,7 +142,7 @@ def torchrun_command(nproc_per_node: int, nnodes: int, rdzv_endpoint: str, rdzv_
            rdzv_endpoint, "--rdzv-conf", "is_host=false"]
     if local_addr:
         cmd += ["--local-addr", local_addr]
-    return cmd + ["-m", "pipeline.training.launch", str(spec)]
+    return cmd + ["-m", "pipeline.launcher.torchrun", str(spec)]
 
 
 def run_torchrun(cmd: list[str], what: str) -> None:
@@ -316,5 +316,5 @@ def _init_process_group():
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or not under_torchrun():
-        sys.exit("usage: torchrun ... -m pipeline.training.launch SPEC.json (started by a training stage)")
+        sys.exit("usage: torchrun ... -m pipeline.launcher.torchrun SPEC.json (started by a training stage)")
     _worker(Path(sys.argv[1]))
