@@ -257,7 +257,7 @@ def test_cli_prints_json(shared, repo):
     import sys
 
     path = shared / "fixtures/bbc/bbc_2016-04-22_business-36108166.html"
-    out = subprocess.run([sys.executable, "-m", "pipeline.nlquad.extract", str(path)], cwd=repo,
+    out = subprocess.run([sys.executable, "-m", "pipeline.experiments.extract_page", str(path)], cwd=repo,
                          capture_output=True, text=True, check=True).stdout
     row = json.loads(out)
     assert row["template"] == "story-body" and [s["heading"] for s in row["sections"]] == ["'Gaining momentum'", "Cloud shift"]
