@@ -53,10 +53,17 @@ def test_present_sources_are_fingerprinted(shared, tmp_path, monkeypatch):
 def test_a_stage_refuses_a_manifest_without_its_file(tmp_path, monkeypatch):
     """A manifest from an older version (which recorded a missing file instead of failing) is not read as if
     the file were there."""
+    import json
+
     from pipeline.common.manifest import source_path
 
-    with pytest.raises(KeyError, match="no checked entry for 'quail_dev'.*dvc repro benchmark_sources"):
-        source_path({"quail_dev": {"path": "absent.xml", "skipped": "absent.xml not found"}}, "quail_dev")
+    (tmp_path / "quail_dev.json").write_text(json.dumps({"path": "absent.xml", "skipped": "absent.xml not found"}))
+    with pytest.raises(KeyError, match="not a checked entry for 'quail_dev'.*dvc repro benchmark_sources"):
+        source_path("quail_dev", tmp_path)
+    with pytest.raises(FileNotFoundError, match="quail_challenge.json missing.*dvc repro benchmark_sources"):
+        source_path("quail_challenge", tmp_path)
+    with pytest.raises(KeyError, match="no benchmark file named 'quail_test'"):
+        source_path("quail_test", tmp_path)
 
 
 def test_a_malformed_source_fails_the_stage(shared, tmp_path, monkeypatch):

@@ -22,6 +22,8 @@ import numpy as np
 
 RESAMPLES = 2000
 SEED = 0
+# the unit each track's eval set sampled, which its intervals resample
+UNITS = {"nlquad": "article", "quail": "text", "strategyqa": "question"}
 
 
 def _ratio_difference(a_sums: np.ndarray, b_sums: np.ndarray, counts: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # what the node runs, in order (pipeline.offline.node): every stage the stage table marks as training,
 # predicting with or scoring a model
 NODE_STAGES = tuple(trained_stages())
-# the benchmark files those stages read through the manifest
+# the benchmark files those stages read through their manifest entries
 NODE_SOURCES = ("strategyqa_train", "strategyqa_eval", "quail_dev", "quail_challenge")
 # packages the node image lacks (its list: Python 3.12, torch, transformers, accelerate, tokenizers, safetensors,
 # numpy, scipy, pandas and what they pull in); versions from requirements.lock
@@ -180,14 +180,14 @@ def _copy_inputs(root: Path, dest: Path, inputs: list[str]) -> None:
 
 
 def _copy_sources(root: Path, dest: Path) -> None:
-    """The benchmark files the node's stages read, beside the bundle's manifest, which names them there."""
+    """The benchmark files the node's stages read, beside their manifest entries, which name them there."""
     from pipeline.common.layout import PATHS
 
-    manifest_path = dest / PATHS.benchmark_sources.manifest
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    kept = {}
     for name in NODE_SOURCES:
-        entry = dict(manifest[name])
+        entry_path = dest / PATHS.benchmark_sources.entries / f"{name}.json"
+        if not entry_path.exists():  # copied with the node stages' deps
+            raise BundleError(f"{entry_path.relative_to(dest)} is missing: run `dvc repro benchmark_sources` first")
+        entry = json.loads(entry_path.read_text(encoding="utf-8"))
         src = Path(entry["path"]) if Path(entry["path"]).is_absolute() else root / entry["path"]
         digest = hashlib.sha256(src.read_bytes()).hexdigest()
         if digest != entry["sha256"]:
@@ -195,8 +195,8 @@ def _copy_sources(root: Path, dest: Path) -> None:
         rel = Path("sources") / f"{name}{''.join(src.suffixes)}"
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, dest / rel)
-        kept[name] = {**entry, "path": rel.as_posix()}
-    manifest_path.write_text(json.dumps(kept, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        entry_path.write_text(json.dumps({**entry, "path": rel.as_posix()}, indent=2, sort_keys=True) + "\n",
+                              encoding="utf-8")
 
 
 def _copy_code(root: Path, dest: Path) -> None:

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import random
 
-from pipeline.common.manifest import read_manifest, source_path
+from pipeline.common.manifest import source_path
 from pipeline.quail.data import MCQuestion, load_quail
 
 
 def quail_sets(train_share: float, seed: int) -> tuple[dict[str, list[MCQuestion]], list[MCQuestion]]:
     """``({"dev": ..., "challenge": ...}, dev training questions)``: the dev texts split ``train_share`` /
     held out, per domain, with ``seed`` (``quail.train_share``, ``quail.seed``)."""
-    manifest = read_manifest()
-    sets = {name: load_quail(source_path(manifest, f"quail_{name}")) for name in ("dev", "challenge")}
+    sets = {"dev": load_quail(source_path("quail_dev")), "challenge": load_quail(source_path("quail_challenge"))}
     train_texts, _ = split_texts(sets["dev"], train_share, seed)
     return sets, [q for q in sets["dev"] if q.text_id in train_texts]
 

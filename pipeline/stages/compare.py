@@ -18,8 +18,8 @@ from typing import Any, TYPE_CHECKING
 
 from pipeline.common.headline import write_headline
 from pipeline.common.layout import PATHS
-from pipeline.common.manifest import read_manifest, source_path
-from pipeline.common.paired import design_effect, paired_difference
+from pipeline.common.manifest import source_path
+from pipeline.common.paired import UNITS, design_effect, paired_difference
 from pipeline.common.files import atomic_output, write_json
 from pipeline.common.safe_text import markdown_cell
 from pipeline.quail.sets import heldout_dev, quail_sets
@@ -55,10 +55,6 @@ def headline_name(system: str, baseline: str) -> str:
 
 def _json(path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-# the unit each track's eval set sampled, which its intervals resample
-UNITS = {"nlquad": "article", "quail": "text", "strategyqa": "question"}
 
 
 def _pair(track: str, eval_set: str, system: str, baseline: str, figure: str, a: list[float], b: list[float],
@@ -115,7 +111,7 @@ def quail_pairs(train_share: float, seed: int) -> list[dict]:
 
 
 def strategyqa_pairs() -> list[dict]:
-    gold = {q.qid: bool(q.answer) for q in load_questions(source_path(read_manifest(), "strategyqa_eval"))}
+    gold = {q.qid: bool(q.answer) for q in load_questions(source_path("strategyqa_eval"))}
     answers, majority = {}, {}
     for setting in SETTINGS:
         answers[setting] = {qid: bool(v["answer"]) for qid, v in _json(PATHS.strategyqa_qa[setting].predictions).items()}

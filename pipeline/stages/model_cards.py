@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline.common.files import atomic_output
 from pipeline.common.layout import PATHS
 from pipeline.common.safe_text import markdown_cell
-from pipeline.stages.compare import UNITS
+from pipeline.common.paired import UNITS
 from pipeline.strategyqa.answering import PAPER_NAMES
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pathlib import Path
 
 from pipeline.common.layout import PATHS
-from pipeline.common.manifest import read_manifest, source_path
+from pipeline.common.manifest import source_path
 from pipeline.common.headline import write_headline
 from pipeline.common.files import atomic_output, write_json
 from pipeline.quail.heuristics import (
@@ -54,7 +54,7 @@ def _sentence_index(path: Path) -> TantivyBackend:
 def run(params: Params) -> dict:
     p = params.quail
     sets, train = quail_sets(p.train_share, p.seed)
-    paper_tables = source_path(read_manifest(), "quail_paper_tables")
+    paper_tables = source_path("quail_paper_tables")
     reference = load_reference(paper_tables)
     share = unanswerable_share(train)
     vectors = load_word_vectors(p.word_vectors)

@@ -13,7 +13,7 @@ import json
 
 from pipeline.common.headline import percent, write_headline
 from pipeline.common.layout import PATHS
-from pipeline.common.manifest import read_manifest, source_path
+from pipeline.common.manifest import source_path
 from pipeline.common.files import write_json
 from pipeline.search.factory import make_backend
 from pipeline.strategyqa.answering import RETRIEVED, gold_ids, read_paragraphs
@@ -87,9 +87,8 @@ def gold_share(corpus_ids_gold: int, corpus_paragraphs: int) -> float | None:
 
 def run(params: Params) -> dict:
     p = params.strategyqa_qa
-    manifest = read_manifest()
-    train = load_questions(source_path(manifest, "strategyqa_train"))
-    evaluation = load_questions(source_path(manifest, "strategyqa_eval"))
+    train = load_questions(source_path("strategyqa_train"))
+    evaluation = load_questions(source_path("strategyqa_eval"))
     backend = make_backend(params.search, PATHS.index.dir / "tantivy")
     runs = {"train": {"gold": retrieve(backend, train, p.k)},
             "eval": {"gold": retrieve(backend, evaluation, p.k),
@@ -100,7 +99,7 @@ def run(params: Params) -> dict:
               for setting in RETRIEVED}
     needed = {pid for setting in ranked.values() for part in setting.values() for ids in part.values() for pid in ids}
     paragraphs = read_paragraphs(PATHS.wiki_paragraphs.paragraphs, needed)
-    gold, ora = _gold_paragraphs(p.gold_paragraphs or source_path(manifest, "strategyqa_paragraphs"), train, evaluation)
+    gold, ora = _gold_paragraphs(p.gold_paragraphs or source_path("strategyqa_paragraphs"), train, evaluation)
     write_json(PATHS.strategyqa_contexts.contexts,
                {"ranked": ranked, "paragraphs": paragraphs, "gold_paragraphs": gold, "ora_p": ora}, indent=None)
     corpus = _corpus_size()

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline.common.files import write_json, write_json_set
 from pipeline.common.layout import PATHS
 from pipeline.common.logs import get_logger
-from pipeline.common.manifest import read_manifest, source_path
+from pipeline.common.manifest import source_path
 from pipeline.common.paired import paired_difference
 from pipeline.strategyqa.answering import GOLD_CONTEXT, PAPER_NAMES, all_paragraphs, build_inputs, labels, majority_label
 from pipeline.strategyqa.data import StrategyQuestion, load_questions
@@ -69,8 +69,7 @@ def _digest(*paths: Path) -> str:
 
 
 def load_cv_data(params: Params) -> CVData:
-    manifest = read_manifest()
-    files = [source_path(manifest, "strategyqa_train"), source_path(manifest, "strategyqa_eval")]
+    files = [source_path("strategyqa_train"), source_path("strategyqa_eval")]
     questions = labelled_pool(*(load_questions(f) for f in files))
     contexts_file = PATHS.strategyqa_contexts.contexts
     ctx = json.loads(contexts_file.read_text(encoding="utf-8"))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipeline.common.layout import PATHS
-from pipeline.common.manifest import read_manifest, source_path
+from pipeline.common.manifest import source_path, source_sha256
 from pipeline.strategyqa.answering import all_paragraphs, setting_questions
 from pipeline.strategyqa.data import StrategyQuestion
 
@@ -32,10 +32,8 @@ class SettingData:
 
 def load_setting(p: StrategyQAParams, setting: str) -> SettingData:
     ctx = json.loads(PATHS.strategyqa_contexts.contexts.read_text(encoding="utf-8"))
-    manifest = read_manifest()
     paragraphs = all_paragraphs(ctx)
-    train, dev, evaluation = setting_questions(source_path(manifest, "strategyqa_train"),
-                                               source_path(manifest, "strategyqa_eval"), paragraphs, setting,
-                                               p.dev_share, p.seed)
+    train, dev, evaluation = setting_questions(source_path("strategyqa_train"), source_path("strategyqa_eval"),
+                                               paragraphs, setting, p.dev_share, p.seed)
     return SettingData(paragraphs, ctx["ranked"].get(setting), train, dev, evaluation,
-                       manifest["strategyqa_train"]["sha256"])
+                       source_sha256("strategyqa_train"))

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pipeline.common.layout import PATHS
-from pipeline.common.manifest import read_manifest, source_path
+from pipeline.common.manifest import source_path
 from pipeline.common.files import atomic_output, write_json
 from pipeline.common.logs import get_logger, progress
 from pipeline.wiki.paragraphs import dump_paragraphs, with_evidence
@@ -26,7 +26,7 @@ def run(params: Params) -> dict:
     if not dump.is_file():
         raise FileNotFoundError(f"wiki.dump: no such file {dump}")
     log = get_logger()
-    evidence_path = source_path(read_manifest(), "strategyqa_paragraphs") if p.strategyqa_evidence else None
+    evidence_path = source_path("strategyqa_paragraphs") if p.strategyqa_evidence else None
     counts: Counter = Counter()
     paragraphs = dump_paragraphs(dump, counts, log, min_chars=p.min_chars, workers=p.workers,
                                  max_document_bytes=p.max_document_bytes)
