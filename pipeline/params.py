@@ -197,6 +197,19 @@ class StrategyQAParams(TrainBudget):
     gold_paragraphs: str | None = Field(
         description="paragraph texts the evidence ids refer to (ORA-P): a paragraphs .json or .jsonl; null: "
                     "benchmark_sources.strategyqa_paragraphs (the official release's texts)")
+    control_max_steps: int | None = Field(
+        ge=1, le=1_000_000,
+        description="the facts control's (ctl_facts) training steps where they differ from max_steps; null: "
+                    "max_steps. On two cores the paper's settings train a wiring-check budget and the positive "
+                    "control the budget at which its selection-dev shows it learns")
+
+    def steps_for(self, setting: str) -> int:
+        """The training steps of ``setting``: the control's own budget, else the section's."""
+        return self.control_max_steps if setting == "ctl_facts" and self.control_max_steps else self.max_steps
+
+    def budget_for(self, setting: str) -> "StrategyQAParams":
+        """The section with ``max_steps`` as ``setting`` trains it."""
+        return self.model_copy(update={"max_steps": self.steps_for(setting)})
 
 
 # the StrategyQA settings cross-validation can score (pipeline.strategyqa.folds.CV_SETTINGS; a test keeps the two

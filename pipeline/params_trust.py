@@ -52,7 +52,7 @@ SCIENCE: frozenset[str] = frozenset({
     "span_window.doc_stride", "span_window.model_name_or_path",
     "longformer.source_model", "longformer.attention_window",
     "strategyqa_qa.model_name_or_path", "strategyqa_qa.k",
-    "strategyqa_qa.dev_share", "strategyqa_qa.start_from",
+    "strategyqa_qa.dev_share", "strategyqa_qa.start_from", "strategyqa_qa.control_max_steps",
     "strategyqa_cv.folds", "strategyqa_cv.settings", "strategyqa_cv.seed",
     "boolq_aux.model_name_or_path", "boolq_aux.heldout_share", "boolq_aux.dev_share",
     "quail.train_share", "quail.seed", "quail.pmi_window", "quail.pmi_max_ngram", "quail.pmi_stop_word_ngrams",

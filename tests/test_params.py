@@ -288,3 +288,14 @@ def test_the_experiment_tools_say_which_environment_they_need(repo):
                          cwd=repo, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
     assert res.returncode == 1 and "Traceback" not in res.stderr
     assert "runs in the project's environment" in res.stderr and ".venv/bin/activate" in res.stderr
+
+
+def test_the_facts_control_alone_takes_control_max_steps():
+    """On two cores the positive control trains the budget at which it learns, the paper's settings their own;
+    null gives every setting max_steps (the GPU profile)."""
+    from pipeline.params import project_section
+
+    p = project_section("strategyqa_qa", max_steps=20, control_max_steps=250)
+    assert p.steps_for("ctl_facts") == 250 and p.budget_for("ctl_facts").max_steps == 250
+    assert {p.steps_for(s) for s in ("question_only", "ir_q", "ir_d", "ir_ora_d", "ora_p", "ctl_ora_p1")} == {20}
+    assert project_section("strategyqa_qa", max_steps=20, control_max_steps=None).steps_for("ctl_facts") == 20

@@ -129,7 +129,7 @@ def training_call(params: Params, variant: str) -> FoldTraining:
         get_logger().info("strategyqa_cv %s fold %d/%d: %d training, %d dev, %d scored questions", setting, fold + 1,
                           cv.folds, len(split.train), len(split.dev), len(split.test))
         return {"head": "classification", "feats": features(split.train), "labels": labels(split.train),
-                "choices": 2, "cfg": TrainConfig.from_params(p, start),
+                "choices": 2, "cfg": TrainConfig.from_params(p.budget_for(setting), start),
                 "fingerprint": _fingerprint(params, setting, fold, data, start, _weights_digest(start)),
                 "label_names": ("no", "yes"),
                 "dev": choice_dev_set("classification", features(split.dev), labels(split.dev), 2,

@@ -68,7 +68,7 @@ def training_call(params: Params, setting: str) -> StrategyQATraining:
         get_logger().info("strategyqa_qa@%s: %d training questions, %d dev questions for checkpoint selection",
                           setting, len(train), len(dev))
         return {"head": "classification", "feats": features(train), "labels": labels(train), "choices": 2,
-                "cfg": TrainConfig.from_params(p, start),
+                "cfg": TrainConfig.from_params(p.budget_for(setting), start),
                 "fingerprint": {**p.model_dump(), "setting": setting, "train_questions": len(train),
                                 "train_sha256": data.train_sha256, "start_weights": _weights_digest(start)},
                 "label_names": ("no", "yes"),  # label 1 = answer True
