@@ -137,8 +137,7 @@ def run_flow(flow: Callable[..., Any], run_name: str, **parameters: Any) -> int:
     named = flow.with_options(flow_run_name=run_name.replace("{", "{{").replace("}", "}}"),
                               on_crashed=[*flow.on_crashed_hooks, cancelled_if_stopped])
     reap_killed_runs()  # an earlier stage of this checkout killed with SIGKILL: its run says Crashed
-    for name in ("prefect.flow_runs", "prefect.task_runs"):
-        logging.getLogger(name).addFilter(_quiet_signal_stop)
+    quiet_signal_stops()
     try:
         with stage_lease(), temporary_settings({PREFECT_API_URL: api_url}), tags(*run_tags()):
             created = subflow_run_of_rebuild(named, run_name, parameters)
@@ -159,7 +158,16 @@ def run_flow(flow: Callable[..., Any], run_name: str, **parameters: Any) -> int:
 
 _SIGNAL_STOP_LINES = tuple(f"Crash detected! {m}" for m in STOPPED_BY_SIGNAL) + tuple(
     f"Finished in state Crashed('{m}')" for m in STOPPED_BY_SIGNAL) + (
-    "Running hook 'cancelled_if_stopped'", "Hook 'cancelled_if_stopped' finished")
+    *(f"Running hook '{hook}'" for hook in ("cancelled_if_stopped", "rebuild_cancelled")),
+    *(f"Hook '{hook}' finished" for hook in ("cancelled_if_stopped", "rebuild_cancelled")))
+
+
+def quiet_signal_stops() -> None:
+    """In this process, a flow or task run stopped by a signal logs no crash report (see below)."""
+    for name in ("prefect.flow_runs", "prefect.task_runs"):
+        logger = logging.getLogger(name)
+        if _quiet_signal_stop not in logger.filters:
+            logger.addFilter(_quiet_signal_stop)
 
 
 def _quiet_signal_stop(record: logging.LogRecord) -> bool:

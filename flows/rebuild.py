@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock, Timeout
 from prefect import flow, task
@@ -27,7 +28,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.logging import get_run_logger
 from prefect.settings import PREFECT_API_URL
 
-from flows._common import PARENT_RUN_ENV, cancelled_if_stopped
+from flows._common import PARENT_RUN_ENV, STOPPED_BY_SIGNAL, cancelled_if_stopped, quiet_signal_stops
 from flows._server import reap_killed_runs
 from flows.stage import QUIET
 from flows.metrics_artifact import markdown_table
@@ -196,7 +197,18 @@ def exit_when_orphaned(every_s: float = 1.0) -> None:
     threading.Thread(target=watch, name="exit-when-orphaned", daemon=True).start()
 
 
-@flow(name="rebuild", log_prints=True, on_crashed=[cancelled_if_stopped],  # stopped with make serve: Cancelled
+def rebuild_cancelled(flow: Any, flow_run: Any, state: Any) -> None:
+    """``on_crashed``: a rebuild stopped by a signal (``make serve`` stopped) ends Cancelled and says so in one
+    line, where Prefect printed "Crash detected!" and a Crashed state for it and for its dvc-repro task."""
+    cancelled_if_stopped(flow, flow_run, state)
+    if state.message in STOPPED_BY_SIGNAL:
+        print(f"{flow_run.name}: stopped by a signal; its run is Cancelled", flush=True)
+
+
+quiet_signal_stops()  # in the process that runs a rebuild: its crash lines for a stop by a signal go
+
+
+@flow(name="rebuild", log_prints=True, on_crashed=[rebuild_cancelled],  # stopped with make serve: Cancelled
       flow_run_name=run_name)
 def rebuild(targets: list[str] | None = None, force: bool = False) -> str:
     """Reproduce the pipeline of the runner's checkout (all stages, or ``targets``) and publish its metrics."""

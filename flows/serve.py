@@ -24,6 +24,7 @@ refused.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import os
@@ -31,6 +32,7 @@ import shlex
 import signal
 import sys
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 from flows._server import (
@@ -177,6 +179,19 @@ def cancel_orphaned_runs(deployment_name: str) -> list[str]:
     return cancelled
 
 
+def _quiet_on_stop(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """The runner's tasks cancelled by a stop (its control channel's reads among them) are a stop, not an
+    error: asyncio's default handler printed each as "Exception in callback" with a 27-line traceback."""
+    if isinstance(context.get("exception"), (asyncio.CancelledError, KeyboardInterrupt)):
+        return
+    loop.default_exception_handler(context)
+
+
+async def _serve_quietly(runner: Any) -> None:
+    asyncio.get_running_loop().set_exception_handler(_quiet_on_stop)
+    await runner.start()
+
+
 def _stop_runs_then_serving(signum: int, frame: object) -> None:
     """Ctrl-C or SIGTERM: stop the runs' processes first, while the runner still has them (on its own way
     out it kills only the run process, and the stage under ``dvc repro`` ran on for minutes), then stop
@@ -287,8 +302,6 @@ def main(argv: list[str] | None = None) -> int:
             stop_shared_server()
         return 2
 
-    import asyncio
-
     from prefect.runner import Runner  # after PREFECT_API_URL is set
     from prefect.schedules import Cron, Interval
 
@@ -341,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
                 runner = Runner(pause_on_shutdown=True)
                 runner.add_flow(rebuild, **deployment)
                 try:
-                    asyncio.run(runner.start())
+                    asyncio.run(_serve_quietly(runner))
                 except KeyboardInterrupt:  # Ctrl-C or SIGTERM (_stop_runs_then_serving): a stop, not a crash
                     print(f"Stopped serving rebuild/{schedule.deployment_name}", flush=True)
             finally:

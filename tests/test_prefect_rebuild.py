@@ -584,6 +584,7 @@ def test_stopping_serve_mid_rebuild_cancels_its_runs_and_the_next_rebuild_comple
     assert "Stopped" in text and "process(es) of the runs in progress" in text, text[-3000:]
     after = text[before:]  # what the stop printed: a line per thing stopped, no crash report, no traceback
     assert "Crash detected" not in after and "Traceback" not in after, after[-3000:]
+    assert "stopped by a signal; its run is Cancelled" in after, after[-3000:]  # one line for the rebuild
     assert stopping_s < 30, f"the stop took {stopping_s:.0f} s (a wait on a process that ignores the signal?)"
     (slow / "slow").unlink()
     (slow / "started").unlink()
