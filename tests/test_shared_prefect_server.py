@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 pytestmark = pytest.mark.slow  # starts Prefect servers
 
@@ -149,3 +151,57 @@ def test_checkout_root_sees_through_dvcs_experiment_copies():
     assert checkout_root(Path("/w/repo/.dvc/tmp/exps/standalone/tmpab12/sub")) == Path("/w/repo")
     assert checkout_root(Path("/w/repo")) == Path("/w/repo")
     assert checkout_root(Path("/w/repo/.dvc/tmp")) == Path("/w/repo/.dvc/tmp")
+
+
+@pytest.mark.timeout(900)
+def test_two_queued_experiments_leave_one_idle_server_that_stops_itself(repo, tmp_path):
+    """As the README shows it: two `dvc exp run --queue`, then `dvc queue start -j 2`, in a clone with no
+    PREFECT_API_URL. Both experiments finish; their stages ran in DVC's copies under .dvc/tmp/exps and reported
+    to the clone's own server (one server, its state in the clone's .prefect, none in a copy), and once idle
+    that server and its supervisor stop: no Prefect process is left running from the clone or its copies."""
+    import psutil
+
+    from tests.shell import run, user_env
+
+    env = user_env(QA_PIPELINE_PREFECT_IDLE_S="20")
+    env.pop("PREFECT_API_URL", None)
+    env.pop("PREFECT_HOME", None)
+    clone = tmp_path / "clone"
+    run(["git", "clone", "-q", repo, clone], tmp_path, env)
+    (clone / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    (tmp_path / "shared").symlink_to((repo.parent / "shared").resolve())  # params name ../shared
+    run(["make", "-s", "exp-links"], clone, env)
+    run(["dvc", "repro", "sample"], clone, env)
+
+    def prefect_processes() -> list[psutil.Process]:
+        found = []
+        for proc in psutil.process_iter(["cmdline", "cwd", "environ"]):
+            with contextlib.suppress(psutil.Error):
+                cmd = " ".join(proc.info["cmdline"] or [])
+                home = (proc.info["environ"] or {}).get("PREFECT_HOME", "")
+                if ("prefect server start" in cmd or "flows._server" in cmd) and str(clone) in home:
+                    found.append(proc)
+        return found
+
+    for seed in (1, 2):
+        run(["dvc", "exp", "run", "--queue", "-S", f"sample.seed={seed}", "sample"], clone, env)
+    run(["dvc", "queue", "start", "-j", "2"], clone, env)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        status = run(["dvc", "queue", "status"], clone, env).stdout
+        if "Queued" not in status and "Running" not in status:
+            break
+        time.sleep(5)
+    assert status.count("Success") == 2, status
+    servers = prefect_processes()
+    homes = {(p.info["environ"] or {}).get("PREFECT_HOME") for p in servers}
+    assert homes <= {str(clone / ".prefect")}, f"a server of an experiment copy: {homes}"
+    assert len(servers) <= 1, [p.info["cmdline"] for p in servers]
+    deadline = time.monotonic() + 240  # idle 20 s, then the supervisor stops its server and itself
+    while time.monotonic() < deadline and prefect_processes():
+        time.sleep(2)
+    left = prefect_processes()
+    for proc in left:  # never leave one behind, even when failing
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    assert not left, f"Prefect servers still running from the clone: {[p.pid for p in left]}"

@@ -1,0 +1,130 @@
+"""Are the expected figures reproduced? ``benchmarks/expected.yaml`` holds the papers' figures this pipeline
+sets its own beside and this pipeline's pinned figures, each with a tolerance and the command that makes it
+(Pyserini's reproduction pages are the model). This reads the checkout's outputs and prints one row per figure:
+the value here, the paper's and the pinned one, and OK / FAIL / differs. A pinned figure outside its tolerance
+is a regression (exit 1); a paper figure outside its tolerance is reported with the reason the docs give (the
+offline stand-ins differ from the papers' data by design) and does not fail the check.
+
+    .venv/bin/python -m benchmarks.expected [--file benchmarks/expected.yaml] [--root .]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+EXPECTED = REPO / "benchmarks" / "expected.yaml"
+_PICK = re.compile(r"^\[(\w+)=(.+)\]$")
+
+
+class ExpectedError(ValueError):
+    """A row of expected.yaml that cannot be checked as written."""
+
+
+def lookup(data: Any, key: str) -> Any:
+    """``a.b.[check=x].value``: dict keys by name, a list item by one of its fields (keys may hold '@')."""
+    for part in _split(key):
+        pick = _PICK.match(part)
+        if pick:
+            field, wanted = pick.groups()
+            matches = [item for item in data if isinstance(item, dict) and str(item.get(field)) == wanted]
+            if len(matches) != 1:
+                raise ExpectedError(f"{key}: {len(matches)} items with {field}={wanted}")
+            data = matches[0]
+        elif isinstance(data, dict) and part in data:
+            data = data[part]
+        else:
+            raise ExpectedError(f"{key}: no {part!r} here")
+    return data
+
+
+def _split(key: str) -> list[str]:
+    # dots separate parts, except inside [...] and in names such as "ndcg@10" (no dot there anyway)
+    parts, depth, current = [], 0, ""
+    for ch in key:
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "." and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    return [*parts, current]
+
+
+def within(value: float, expected: float, tolerance: float | str) -> bool:
+    if isinstance(tolerance, str) and tolerance.endswith("%"):
+        return abs(value - expected) <= abs(expected) * float(tolerance[:-1]) / 100
+    return abs(value - expected) <= float(tolerance) + 1e-9
+
+
+@dataclass
+class Checked:
+    id: str
+    value: float | None
+    paper: str
+    pinned: str
+    failed: bool
+
+
+def check_row(row: dict, root: Path) -> Checked:
+    path = root / row["file"]
+    try:
+        value = float(lookup(json.loads(path.read_text(encoding="utf-8")), row["key"]))
+    except FileNotFoundError:
+        return Checked(row["id"], None, "-", f"FAIL: {row['file']} missing (run: {row['command']})", True)
+    paper = pinned = "-"
+    if "paper" in row:
+        ref = row["paper"]
+        ok = within(value, ref["value"], ref["tolerance"])
+        paper = f"{ref['value']:g} +-{ref['tolerance']}: " + ("reproduced" if ok else
+                                                               "differs" + (f" ({ref['why']})" if ref.get("why") else ""))
+    failed = False
+    if "pinned" in row:
+        pin = row["pinned"]
+        failed = not within(value, pin["value"], pin["tolerance"])
+        pinned = f"{pin['value']:g} +-{pin['tolerance']}: " + ("FAIL" if failed else "OK")
+    return Checked(row["id"], value, paper, pinned, failed)
+
+
+def load_rows(path: Path) -> list[dict]:
+    rows = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("rows") or []
+    ids = [r.get("id") for r in rows]
+    if len(set(ids)) != len(ids):
+        raise ExpectedError(f"{path}: repeated ids")
+    for row in rows:
+        missing = {"id", "what", "file", "key", "command"} - set(row)
+        if missing or not ({"paper", "pinned"} & set(row)):
+            raise ExpectedError(f"{path}: row {row.get('id')!r} lacks {sorted(missing) or 'paper or pinned'}")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.expected", description=__doc__.split("\n")[0])
+    ap.add_argument("--file", type=Path, default=EXPECTED)
+    ap.add_argument("--root", type=Path, default=REPO, help="the checkout whose outputs are read")
+    args = ap.parse_args(argv)
+    try:
+        checked = [check_row(row, args.root) for row in load_rows(args.file)]
+    except ExpectedError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print("| figure | here | paper | pinned |\n|---|---|---|---|")
+    for c in checked:
+        here = "-" if c.value is None else f"{c.value:g}"
+        print(f"| {c.id} | {here} | {c.paper} | {c.pinned} |")
+    failed = [c.id for c in checked if c.failed]
+    print(f"\n{len(checked)} figures; {len(failed)} pinned figure(s) not reproduced" + (f": {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""The expected figures (benchmarks/expected.yaml): the committed outputs reproduce every pinned figure, a
+changed output is named as not reproduced, and a paper figure outside its tolerance is reported with its reason
+without failing the check."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from benchmarks.expected import EXPECTED, check_row, load_rows, lookup, main
+
+
+def test_the_committed_outputs_reproduce_every_pinned_figure(repo, capsys):
+    assert main(["--root", str(repo)]) == 0, capsys.readouterr().out
+    assert "0 pinned figure(s) not reproduced" in capsys.readouterr().out
+
+
+def test_a_changed_output_is_named_and_fails_the_check(repo, tmp_path, capsys):
+    for row in load_rows(EXPECTED):
+        (tmp_path / row["file"]).parent.mkdir(parents=True, exist_ok=True)
+        if not (tmp_path / row["file"]).exists():
+            shutil.copy(repo / row["file"], tmp_path / row["file"])
+    pmi = tmp_path / "metrics/quail/pmi.json"
+    pmi.write_text(json.dumps({**json.loads(pmi.read_text()), "acc": 45.3}))
+    assert main(["--root", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "| quail-pmi-dev | 45.3 |" in out and "45.29 +-0: FAIL" in out and "not reproduced: quail-pmi-dev" in out
+
+
+def test_a_paper_figure_outside_its_tolerance_says_why_and_does_not_fail(repo):
+    row = next(r for r in load_rows(EXPECTED) if r["id"] == "strategyqa-recall10-ir-q")
+    checked = check_row(row, repo)
+    assert not checked.failed and "differs (near-oracle corpus" in checked.paper
+
+
+def test_a_key_picks_list_items_by_a_field():
+    data = {"calibration": {"checks": [{"check": "a", "value": 1.0}, {"check": "b", "value": 2.0}]}}
+    assert lookup(data, "calibration.checks.[check=b].value") == 2.0
+    assert lookup({"results": {"x": {"ndcg@10": 0.5}}}, "results.x.ndcg@10") == 0.5
