@@ -217,6 +217,18 @@ def _helper(process) -> bool:
         return False
 
 
+def _dvc(process) -> bool:
+    """A ``dvc`` command: stopped with SIGINT, which it handles (it releases its lock on the stage graph), where
+    SIGTERM kills it and leaves its PID in ``.dvc/tmp/rwlock`` ("had been killed" on every later command)."""
+    import psutil
+
+    try:
+        argv = process.cmdline()
+    except psutil.Error:
+        return False
+    return any(Path(arg).name == "dvc" for arg in argv[:2])
+
+
 def stop_children(timeout_s: float = 60.0) -> int:
     """Stop every process this one started (the runs' processes, their ``dvc repro`` and its stage) with
     SIGTERM, so each run records itself Cancelled while the server still answers; SIGKILL what is left after
@@ -233,7 +245,7 @@ def stop_children(timeout_s: float = 60.0) -> int:
     children = [p for p in psutil.Process().children(recursive=True) if p.pid not in keep and not _helper(p)]
     for child in children:
         with contextlib.suppress(psutil.NoSuchProcess):
-            child.send_signal(signal.SIGTERM)
+            child.send_signal(signal.SIGINT if _dvc(child) else signal.SIGTERM)
     _, alive = psutil.wait_procs(children, timeout=timeout_s)
     for child in alive:
         with contextlib.suppress(psutil.NoSuchProcess):

@@ -24,6 +24,21 @@ from tests.params_files import PROJECT_PARAMS  # noqa: E402
 pipeline.params.PROJECT_PARAMS_FILE = PROJECT_PARAMS  # the committed values, whatever an experiment left
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _dvc_site_cache_of_this_session(tmp_path_factory) -> Iterator[None]:
+    """Every dvc command the tests start keeps its per-repository state (the data index, file hashes by inode
+    and mtime) under this session's temp folder, not in the machine's /var/tmp/dvc, where an entry left for the
+    same path by an earlier session (pytest reuses its numbered folders on a machine built from an image) could
+    make DVC trust what is not in a new clone's cache."""
+    before = os.environ.get("DVC_SITE_CACHE_DIR")
+    os.environ["DVC_SITE_CACHE_DIR"] = str(tmp_path_factory.mktemp("dvc-site-cache"))
+    yield
+    if before is None:
+        os.environ.pop("DVC_SITE_CACHE_DIR", None)
+    else:
+        os.environ["DVC_SITE_CACHE_DIR"] = before
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO

@@ -585,6 +585,9 @@ def test_stopping_serve_mid_rebuild_cancels_its_runs_and_the_next_rebuild_comple
     after = text[before:]  # what the stop printed: a line per thing stopped, no crash report, no traceback
     assert "Crash detected" not in after and "Traceback" not in after, after[-3000:]
     assert "stopped by a signal; its run is Cancelled" in after, after[-3000:]  # one line for the rebuild
+    status = subprocess.run([str(Path(sys.executable).with_name("dvc")), "status"], cwd=slow, capture_output=True,
+                            text=True, timeout=120)
+    assert "had been killed" not in status.stdout + status.stderr, status.stderr  # no stale lock left by the stop
     assert stopping_s < 30, f"the stop took {stopping_s:.0f} s (a wait on a process that ignores the signal?)"
     (slow / "slow").unlink()
     (slow / "started").unlink()
