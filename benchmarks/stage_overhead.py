@@ -31,7 +31,7 @@ from benchmarks._common import write_result
 from benchmarks.dvc_noop import activated_env
 
 REPO = Path(__file__).resolve().parents[1]
-_FLOW = re.compile(r"^(\d\d):(\d\d):(\d\d\.\d{3}) \| \w+ +\| Flow run 'split' - (Beginning flow run|Finished in state)")
+_FLOW = re.compile(r"(?m)^(\d\d):(\d\d):(\d\d\.\d{3}) \| \w+ +\| Flow run 'split' - (Beginning flow run|Finished in state)")
 
 
 def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
