@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from benchmarks._common import write_result
-from pipeline.common.manifest import read_manifest, source_path
+from pipeline.common.manifest import source_path
 from pipeline.common.paired import paired_difference
 from pipeline.strategyqa.data import load_questions
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("archives", nargs="+", type=Path)
     ap.add_argument("--name", default="gpu_strategyqa_search")
     args = ap.parse_args(argv)
-    gold = {q.qid: bool(q.answer) for q in load_questions(source_path(read_manifest(), "strategyqa_eval"))}
+    gold = {q.qid: bool(q.answer) for q in load_questions(source_path("strategyqa_eval"))}
     runs = [summarise(a, gold) for a in sorted(args.archives)]
     devices = sorted({r["device"] for r in runs})
     write_result(args.name, {"device": devices[0] if len(devices) == 1 else devices,
