@@ -87,7 +87,10 @@ def _workspace(work: Path, model: Path, dist: dict, **budget) -> Params:
             "checkpoint_every": 2, "device": "cpu", "eval_every": 4, "patience": 0, "max_question_len": 16,
             # equal to the last bit is a float32 property: under bf16 autocast a half batch's matrix products
             # round differently from the whole one's
-            "precision": "fp32", **budget}
+            "precision": "fp32",
+            # one thread in every process: a sum split over threads rounds by their number, and each torchrun
+            # rank takes the section's cpu_threads (2 ranks x 2 threads on two cores rounded differently)
+            "cpu_threads": 1, **budget}
     return load_params(write_params(work / "params.yaml", {"span_window": span, "distributed": dist}))
 
 
