@@ -442,3 +442,18 @@ def test_every_node_stage_imports_with_only_the_node_image_packages():
                            capture_output=True, text=True, timeout=300)
     assert start.returncode == 0, start.stderr[-3000:]
     assert "the node starts" in start.stdout
+
+
+def test_a_profile_that_sets_the_strategyqa_budget_sets_the_controls_too(repo, tmp_path):
+    """params.yaml gives the facts control 400 steps for two cores; a profile that changes the settings' budget
+    and not the control's would train the control 400 steps at its own evaluation cadence."""
+    import pytest
+
+    from pipeline.offline.bundle import BundleError, node_params
+
+    profile = tmp_path / "profile.yaml"
+    profile.write_text("strategyqa_qa.max_steps: 2\n")
+    with pytest.raises(BundleError, match="strategyqa_qa.control_max_steps"):
+        node_params(repo, profile)
+    profile.write_text("strategyqa_qa.max_steps: 2\nstrategyqa_qa.control_max_steps: null\n")
+    assert node_params(repo, profile)["strategyqa_qa"]["control_max_steps"] is None

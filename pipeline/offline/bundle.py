@@ -105,6 +105,11 @@ def node_params(root: Path, profile: Path | None) -> dict[str, Any]:
 
     data = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
     overrides = load_profile(profile, root / "params.yaml") if profile else {}
+    if "strategyqa_qa.max_steps" in overrides and "strategyqa_qa.control_max_steps" not in overrides:
+        # params.yaml's control budget is a two-core choice: under a profile's budget the control would train
+        # it with the profile's evaluation and checkpoint cadence (the tiny test profile: 400 steps, dev every 2)
+        raise BundleError(f"{profile}: sets strategyqa_qa.max_steps but not strategyqa_qa.control_max_steps; set it "
+                          "too (null: the facts control trains the settings' budget)")
     for key, value in overrides.items():
         section, name = key.split(".", 1)
         data[section][name] = value
