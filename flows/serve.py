@@ -32,8 +32,8 @@ import shlex
 import signal
 import sys
 from collections.abc import Iterator
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from flows._server import (
     HOME,
