@@ -60,7 +60,7 @@ def test_the_auxiliary_model_trains_and_strategyqa_starts_from_it(shared, small_
         "benchmark_sources": project_benchmark_sources(strategyqa_train="train.json", strategyqa_eval="eval.json"),
         "boolq_aux": {"file": "boolq.jsonl", **tiny},
         "strategyqa_qa": {"gold_paragraphs": "data/wiki/paragraphs.jsonl", "predicted_decompositions": "predicted.jsonl",
-                          "start_from": "boolq_aux", **tiny},
+                          "start_from": "boolq_aux", "control_max_steps": None, **tiny},
     })
     aux = stage_flow("train_boolq_aux").fn(params_file=params)
     assert aux["steps"] == 2 and aux["train_questions"] + aux["dev_questions"] + aux["heldout_questions"] == 300
