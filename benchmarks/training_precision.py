@@ -42,14 +42,38 @@ def _step_profile(model, batch) -> list[dict]:
     return [{"op": e.key, "self_share": round(e.self_cpu_time_total / total, 3)} for e in rows[:6]]
 
 
+class _Captured(Exception):
+    """Raised in place of training, carrying the arguments the stage's ``train`` handed the loop."""
+
+    def __init__(self, arguments: dict):
+        super().__init__("captured")
+        self.arguments = arguments
+
+
 @functools.lru_cache(maxsize=None)
 def _stage_arguments(module: str, variant: str | None) -> dict:
-    """A training stage's arguments as its recipe builds them (tokenized once for both measurements)."""
+    """The arguments a training stage's ``train(params, variant)`` hands the loop (``train_choice_model`` or
+    the span models' ``train``), by name: its own data reading and tokenization, stopped before training
+    (tokenized once for both measurements)."""
     import importlib
+    import inspect
+    from unittest import mock
 
     from pipeline.params import load_params
 
-    return importlib.import_module(f"pipeline.stages.{module}").training_call(load_params(), variant).call.arguments()
+    stage = importlib.import_module(f"pipeline.stages.{module}")
+    loop_name = "train_windows" if hasattr(stage, "train_windows") else "train_choice_model"
+    loop = getattr(stage, loop_name)
+
+    def capture(*args, **kwargs):
+        raise _Captured(dict(inspect.signature(loop).bind(*args, **kwargs).arguments))
+
+    with mock.patch.object(stage, loop_name, capture):
+        try:
+            stage.train(load_params(), variant) if variant is not None else stage.train(load_params())
+        except _Captured as captured:
+            return captured.arguments
+    raise RuntimeError(f"pipeline.stages.{module}.train returned without calling {loop_name}")
 
 
 def padding_shares() -> dict[str, float]:

@@ -52,7 +52,7 @@ def test_a_failed_training_leaves_join_waiting_for_the_next(tmp_path, repo, monk
     try:
         params = load_params(tmp_path / "params.yaml")  # the join's own: nnodes 2 at this port
         with pytest.raises(RuntimeError, match=r"torchrun exited[\s\S]*unknown input variant"):
-            _launch("train_quail_mc", "no-such-variant", params, tmp_path / "model")  # every rank's recipe refuses it
+            _launch("train_quail_mc", "no-such-variant", params, tmp_path / "model")  # every rank's train() refuses it
         time.sleep(3)
         assert join.poll() is None, join.communicate()[0][-3000:]  # still waiting for the next training
         out, _ = join.communicate(timeout=120)

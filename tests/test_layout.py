@@ -248,7 +248,7 @@ def test_each_stage_module_reads_only_params_its_stages_declare(repo):
     wrong = []
     for module, served in _stage_modules(repo).items():
         text = (repo / module).read_text()
-        reads = _param_reads(repo / module) | (_param_reads(launcher) if "run_training(" in text else set())
+        reads = _param_reads(repo / module) | (_param_reads(launcher) if "launch(" in text else set())
         declared = set().union(*(_declared_params(stages[s]) for s in served))
         for read in sorted(reads):
             section = read.split(".")[0]
@@ -302,7 +302,7 @@ def test_moving_an_output_is_one_edit(repo, tmp_path):
 
 
 # modules that run stages or tools and so read params.yaml: the stages, their flows, the experiment tools, and
-# the training launcher (a torchrun rank rebuilds the stage's recipe from the params in its launch spec)
+# the training launcher (a torchrun rank calls the stage's train() with the params in its launch spec)
 PARAMS_READERS = ("pipeline/stages/", "flows/", "pipeline/experiments/", "pipeline/offline/", "pipeline/params.py",
                   "pipeline/params_trust.py",
                   "pipeline/launcher/torchrun.py", "pipeline/launcher/join.py")

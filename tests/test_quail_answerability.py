@@ -38,11 +38,11 @@ def test_selection_dev_is_the_texts_the_checkpoint_was_chosen_on(shared, repo, m
     never on a held-out text."""
     from pipeline.params import load_params
     from pipeline.quail.sets import heldout_dev, quail_sets
-    from pipeline.stages.train_quail_mc import training_call
+    from pipeline.stages.train_quail_mc import fit_and_select
 
     monkeypatch.chdir(repo)
     params = load_params(repo / "params.yaml")
     sets, train = quail_sets(params.quail.train_share, params.quail.seed)
     mine = selection_dev(train, params.quail_mc.dev_share, params.quail_mc.seed)
-    assert [q.qid for q in mine] == [q.qid for q in training_call(params, "full").dev]
+    assert [q.qid for q in mine] == [q.qid for q in fit_and_select(params)[1]]
     assert not {q.text_id for q in mine} & {q.text_id for q in heldout_dev(sets, train)}

@@ -96,15 +96,15 @@ def test_cross_validation_runs_pairs_settings_and_resumes_after_a_kill(shared, s
     text = (tmp_path / "params.yaml").read_text().replace("folds: 0", "folds: 2")
     (tmp_path / "params.yaml").write_text(text)
     # a kill during the third training (ir_q's first fold): the two question_only folds are kept
-    trained, real = [], strategyqa_cv.run_training
+    trained, real = [], strategyqa_cv.launch
 
-    def killed_on_the_third(recipe, p, variant):
+    def killed_on_the_third(train, p, variant, out_dir):
         trained.append(variant)
         if len(trained) == 3:
             raise KeyboardInterrupt
-        return real(recipe, p, variant)
+        return real(train, p, variant, out_dir)
 
-    monkeypatch.setattr(strategyqa_cv, "run_training", killed_on_the_third)
+    monkeypatch.setattr(strategyqa_cv, "launch", killed_on_the_third)
     with pytest.raises(KeyboardInterrupt):
         stage_flow("strategyqa_cv").fn(params_file=params)
     assert trained == ["question_only:0", "question_only:1", "ir_q:0"]

@@ -1,22 +1,22 @@
 """Training on several processes, GPUs or machines without changing a stage: ``distributed`` in params.yaml.
 
-A training stage describes its training as a *recipe*: ``training_call(params, variant)`` in its module under
-``pipeline.stages``, which reads the stage's inputs, tokenizes them and returns what it prepared, with the
-training function and its arguments as ``.call``. :func:`run_training` runs that call in the stage's own
-process when ``distributed.nproc_per_node`` and ``nnodes`` are 1. Otherwise it writes a *launch spec* next to
-the model (the recipe's stage name, the variant, the validated params and the run id, as JSON) and runs
-``torchrun`` on it: every process validates those params again and rebuilds the same call from the stage's
-inputs (the recipe is deterministic from params and data), then trains under DDP through Accelerate; rank 0
-alone writes the model, the checkpoints' shared files and the statistics the stage reads back. The stage goes
-on (prediction, scoring) in its own process, exactly as after a one-process run. Checkpoints and resume are
-the loop's own, so a killed multi-process run resumes from its last checkpoint like a single one.
+A training stage's module under ``pipeline.stages`` has a plain ``train(params, variant)``: it reads the
+stage's inputs, tokenizes them, trains (``pipeline.training``'s loop) and returns the training statistics with
+whatever the stage reports of its data (question counts). :func:`launch` calls it in the stage's own process
+when ``distributed.nproc_per_node`` and ``nnodes`` are 1. Otherwise it writes a *launch spec* next to the model
+(the stage's module name, the variant, the validated params and the run id, as JSON) and runs ``torchrun`` on
+it: every process validates those params again and calls the same ``train(params, variant)`` (deterministic
+from params and data), which trains under DDP through Accelerate; rank 0 alone writes the model, the
+checkpoints' shared files and what ``train`` returned, which the stage reads back. The stage goes on (its
+report, prediction, scoring) in its own process, exactly as after a one-process run. Checkpoints and resume
+are the loop's own, so a killed multi-process run resumes from its last checkpoint like a single one.
 
 Why no pickle: a pickle is code. What crosses processes here is data only: a stage name that must name a
-module of ``pipeline.stages`` with a ``training_call``, a variant the recipe checks, and params that pass the
-schema; the files are the user's own (0600 in a 0700 folder, refused otherwise) and carry the run id of the
+module of ``pipeline.stages`` with a ``train``, a variant ``train`` checks, and params that pass the schema;
+the files are the user's own (0600 in a 0700 folder, refused otherwise) and carry the run id of the
 ``torchrun`` that reads them. The price is that every rank tokenizes its own copy (as Hugging Face's
 ``run_qa.py`` does on every process), which is small next to training; the stage's own process, which only
-waits for ``torchrun``, tokenizes nothing (a recipe's call builds its arguments when it runs).
+waits for ``torchrun``, tokenizes nothing.
 
 Several machines: node 0 (where ``dvc repro`` runs) also writes ``.training-launch.json`` in the checkout,
 which must be on storage every node sees (the models are written there too); on each other node
@@ -43,12 +43,11 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pipeline.common.logs import get_logger
-from pipeline.common.processes import die_with_parent, dies_with_this_process, free_port, stop_process_group
+from pipeline.common.processes import die_with_parent, dies_with_this_process, stop_process_group
 
 if TYPE_CHECKING:
     from pipeline.params import DistributedParams, Params
@@ -57,7 +56,7 @@ POINTER = Path(".training-launch.json")  # for `python -m pipeline.launcher.join
 LAUNCH_DIR = ".launch"
 SPEC_NAME = "spec.json"
 STAGES_PACKAGE = "pipeline.stages"
-RECIPE_NAME = "training_call"
+TRAIN_NAME = "train"
 STAGE_MODULE = re.compile(r"[a-z][a-z0-9_]*")
 RUN_ID = re.compile(r"qa-[0-9a-f]{12}")
 RUN_KEY = "qa-pipeline/run-id"  # in the hosted rendezvous store: the run it is hosting
@@ -65,28 +64,7 @@ SHARED_STORE_OFF = {"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"}  # no agent store
 ERROR_LINE = re.compile(r"^(?:\[rank\d+\]: )?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)\b: ")
 
 
-@dataclass(frozen=True)
-class TrainingCall:
-    """A training function, where its model goes, and how to build the rest of its arguments. The arguments
-    (tokenized features, the dev set) are built by the process that trains, when it trains: a stage that hands
-    training to ``torchrun`` never tokenizes a copy its workers rebuild anyway."""
-
-    fn: Callable[..., dict[str, Any]]
-    out_dir: Path
-    arguments: Callable[[], dict[str, Any]]
-
-    def run(self) -> dict[str, Any]:
-        return self.fn(out_dir=self.out_dir, **self.arguments())
-
-
-class Prepared(Protocol):
-    """What a recipe returns: whatever the stage needs after training, and the call itself."""
-
-    @property
-    def call(self) -> TrainingCall: ...
-
-
-P = TypeVar("P", bound=Prepared)
+Train = Callable[["Params", str], dict[str, Any]]  # a stage module's train(params, variant)
 
 
 def under_torchrun() -> bool:
@@ -172,25 +150,24 @@ def run_torchrun(cmd: list[str], what: str) -> None:
                            + "\n".join(tail))
 
 
-def recipe_stage(recipe: Callable[[Params, str], Any]) -> str:
-    """The stage module a recipe lives in (``quail_mc`` for ``pipeline.stages.quail_mc.training_call``): the
-    one name a launch spec may carry to say what to build."""
-    module, name = recipe.__module__, recipe.__name__
+def train_stage(train: Train) -> str:
+    """The stage module a ``train`` lives in (``train_quail_mc`` for ``pipeline.stages.train_quail_mc.train``):
+    the one name a launch spec may carry to say what to run."""
+    module, name = train.__module__, train.__name__
     stage = module.removeprefix(STAGES_PACKAGE + ".")
-    if module == stage or name != RECIPE_NAME or not STAGE_MODULE.fullmatch(stage):
-        raise TypeError(f"{module}.{name}: a training recipe is {STAGES_PACKAGE}.<stage>.{RECIPE_NAME}")
+    if module == stage or name != TRAIN_NAME or not STAGE_MODULE.fullmatch(stage):
+        raise TypeError(f"{module}.{name}: what a launch runs is {STAGES_PACKAGE}.<stage>.{TRAIN_NAME}")
     return stage
 
 
-def run_training(recipe: Callable[[Params, str], P], params: Params, variant: str) -> tuple[P, dict[str, Any]]:
-    """Prepare and train, here or under ``torchrun`` as ``params.distributed`` says; return what the recipe
-    prepared (the stage goes on with it) and rank 0's training statistics."""
-    stage = recipe_stage(recipe)
-    prepared = recipe(params, variant)
-    dist = params.distributed
-    if not dist.launches or under_torchrun():
-        return prepared, prepared.call.run()
-    return prepared, _launch(stage, variant, params, prepared.call.out_dir)
+def launch(train: Train, params: Params, variant: str, out_dir: Path) -> dict[str, Any]:
+    """``train(params, variant)`` here, or in every process of a ``torchrun`` launch as ``params.distributed``
+    says (its spec and rendezvous files under ``out_dir``, the model's folder); what rank 0's ``train``
+    returned either way."""
+    stage = train_stage(train)
+    if not params.distributed.launches or under_torchrun():
+        return train(params, variant)
+    return _launch(stage, variant, params, out_dir)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -279,8 +256,7 @@ def read_spec(path: Path, run_id: str) -> tuple[str, str, Params]:
 
 
 def _worker(spec_path: Path) -> None:
-    """One torchrun process: rebuild the stage's training call from the spec and run it; rank 0 writes what
-    it returns. It dies with its torchrun agent (which dies with the stage): no worker outlives a killed
+    """One torchrun process: the spec's stage's ``train(params, variant)``; rank 0 writes what it returns. It dies with its torchrun agent (which dies with the stage): no worker outlives a killed
     stage."""
     die_with_parent(os.getppid())
     try:
@@ -288,11 +264,11 @@ def _worker(spec_path: Path) -> None:
         module = importlib.import_module(f"{STAGES_PACKAGE}.{stage}")
     except (SpecError, ModuleNotFoundError) as exc:
         raise SystemExit(f"SpecError: {exc}") from None
-    recipe = getattr(module, RECIPE_NAME, None)
-    if not callable(recipe):
-        raise SystemExit(f"SpecError: {STAGES_PACKAGE}.{stage} has no training recipe ({RECIPE_NAME})")
+    train = getattr(module, TRAIN_NAME, None)
+    if not callable(train):
+        raise SystemExit(f"SpecError: {STAGES_PACKAGE}.{stage} has no {TRAIN_NAME}(params, variant)")
     keep = _init_process_group()  # before Accelerate, which uses the group it finds
-    result = recipe(params, variant).call.run()
+    result = train(params, variant)
     del keep
     if os.environ.get("RANK", "0") == "0":
         _write_atomic(spec_path.with_name("stats.json"), json.dumps(result).encode())

@@ -30,7 +30,7 @@ from pipeline.strategyqa.data import StrategyQuestion, load_questions
 from pipeline.strategyqa.folds import CV_SETTINGS, assign_folds, fold_sizes, fold_split, labelled_pool
 from pipeline.training.choice_model import argmax, choice_dev_set, predict_choice_logits, train_choice_model
 from pipeline.training.finetune import TrainConfig, resolve_model_path
-from pipeline.launcher.torchrun import TrainingCall, run_training
+from pipeline.launcher.torchrun import launch
 from pipeline.training.pair_encoding import encode_pairs
 
 if TYPE_CHECKING:
@@ -48,17 +48,6 @@ class CVData:
     paragraphs: dict[str, dict]
     ranked: dict[str, dict[str, list[str]]]  # setting -> qid -> ranked paragraph ids (train and eval runs merged)
     inputs_sha256: str  # the labelled files and the contexts: a changed input never reuses a fold's answers
-
-
-@dataclass(frozen=True)
-class FoldTraining:
-    call: TrainingCall
-    setting: str
-    fold: int
-    train: list[StrategyQuestion]
-    dev: list[StrategyQuestion]
-    test: list[StrategyQuestion]
-    start: str
 
 
 def _digest(*paths: Path) -> str:
@@ -103,40 +92,38 @@ def fold_dir(setting: str, fold: int) -> Path:
     return PATHS.strategyqa_cv.work_dir / setting / f"fold-{fold}"
 
 
-def _start(params: Params) -> str:
-    return str(PATHS.boolq_aux.model) if params.strategyqa_qa.start_from == "boolq_aux" else \
-        params.strategyqa_qa.model_name_or_path
+def fold_questions(params: Params, data: CVData, setting: str, fold: int):
+    """The fold's training, checkpoint-selection and scored questions of one setting."""
+    p = params.strategyqa_qa
+    return fold_split(setting_pool(data, setting), data.assignment, fold, p.dev_share, p.seed)
 
 
-def training_call(params: Params, variant: str) -> FoldTraining:
-    """The recipe every training process builds the same way (``pipeline.launcher.torchrun``)."""
+def train(params: Params, variant: str) -> dict[str, Any]:
+    """Fit one ``<setting>:<fold>``; run in the stage's process or in every torchrun rank
+    (``pipeline.launcher.torchrun``). Returns the training statistics."""
     from transformers import AutoTokenizer
 
-    from pipeline.stages.train_strategyqa_qa import _weights_digest
+    from pipeline.stages.train_strategyqa_qa import _weights_digest, start_weights
 
     p, cv = params.strategyqa_qa, params.strategyqa_cv
     setting, fold = parse_variant(variant, cv.folds)
     data = load_cv_data(params)
-    split = fold_split(setting_pool(data, setting), data.assignment, fold, p.dev_share, p.seed)
-    start = _start(params)
+    split = fold_questions(params, data, setting, fold)
+    start = start_weights(params)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(start))
 
     def features(questions: list[StrategyQuestion]):
         first, second = build_inputs(questions, setting, data.ranked.get(setting), data.paragraphs)
         return encode_pairs(tokenizer, first, second, p.max_seq_len)
 
-    def arguments() -> dict[str, Any]:
-        get_logger().info("strategyqa_cv %s fold %d/%d: %d training, %d dev, %d scored questions", setting, fold + 1,
-                          cv.folds, len(split.train), len(split.dev), len(split.test))
-        return {"head": "classification", "feats": features(split.train), "labels": labels(split.train),
-                "choices": 2, "cfg": TrainConfig.from_params(p.budget_for(setting), start),
-                "fingerprint": _fingerprint(params, setting, fold, data, start, _weights_digest(start)),
-                "label_names": ("no", "yes"),
-                "dev": choice_dev_set("classification", features(split.dev), labels(split.dev), 2,
-                                      p.eval_batch_size)}
-
-    call = TrainingCall(train_choice_model, fold_dir(setting, fold), arguments)
-    return FoldTraining(call, setting, fold, split.train, split.dev, split.test, start)
+    get_logger().info("strategyqa_cv %s fold %d/%d: %d training, %d dev, %d scored questions", setting, fold + 1,
+                      cv.folds, len(split.train), len(split.dev), len(split.test))
+    dev_set = choice_dev_set("classification", features(split.dev), labels(split.dev), 2, p.eval_batch_size)
+    return train_choice_model(
+        "classification", features(split.train), labels(split.train), 2,
+        TrainConfig.from_params(p.budget_for(setting), start), fold_dir(setting, fold),
+        _fingerprint(params, setting, fold, data, start, _weights_digest(start)), label_names=("no", "yes"),
+        dev=dev_set)
 
 
 def _fingerprint(params: Params, setting: str, fold: int, data: CVData, start: str,
@@ -149,35 +136,38 @@ def _fingerprint(params: Params, setting: str, fold: int, data: CVData, start: s
             "start_weights": start_weights, "code": code}
 
 
-def _run_fold(params: Params, data: CVData, setting: str, fold: int, start_weights: str | None) -> dict[str, Any]:
+def _run_fold(params: Params, data: CVData, setting: str, fold: int, start_digest: str | None) -> dict[str, Any]:
     """Train, answer the fold's questions, keep the answers; a fold already answered from the same inputs is
-    read back instead. ``data`` and ``start_weights`` are read once by :func:`run` for every fold."""
+    read back instead. ``data`` and ``start_digest`` are read once by :func:`run` for every fold."""
     from transformers import AutoTokenizer
+
+    from pipeline.stages.train_strategyqa_qa import start_weights
 
     out = fold_dir(setting, fold)
     done = out / RESULT
-    fingerprint = _fingerprint(params, setting, fold, data, _start(params), start_weights)
+    fingerprint = _fingerprint(params, setting, fold, data, start_weights(params), start_digest)
     if done.exists():
         kept = json.loads(done.read_text(encoding="utf-8"))
         if kept.get("fingerprint") == fingerprint:
             get_logger().info("strategyqa_cv %s fold %d: answered in an earlier run, kept", setting, fold)
             return kept
-    prepared, stats = run_training(training_call, params, f"{setting}:{fold}")
+    stats = launch(train, params, f"{setting}:{fold}", out)
+    split = fold_questions(params, data, setting, fold)
     p = params.strategyqa_qa
     model = out / "final"
-    first, second = build_inputs(prepared.test, setting, data.ranked.get(setting), data.paragraphs)
+    first, second = build_inputs(split.test, setting, data.ranked.get(setting), data.paragraphs)
     feats = encode_pairs(AutoTokenizer.from_pretrained(str(model)), first, second, p.max_seq_len)
     logits = predict_choice_logits("classification", model, feats, 2, p.eval_batch_size, p.device,
                                    p.precision)
     result = {
         "fingerprint": fingerprint,
-        "train_questions": len(prepared.train), "dev_questions": len(prepared.dev),
-        "test_questions": len(prepared.test), "majority": majority_label(labels(prepared.train)),
+        "train_questions": len(split.train), "dev_questions": len(split.dev),
+        "test_questions": len(split.test), "majority": majority_label(labels(split.train)),
         "truncated_share": round(feats.truncated / len(feats), 4) if len(feats) else None,
         "steps": stats.get("steps"), "best_step": stats.get("best_step"),
         "best_dev": (stats.get("dev_best") or {}).get("accuracy"),
         "answers": {q.qid: {"answer": bool(a), "logits": [round(x, 5) for x in row]}
-                    for q, a, row in zip(prepared.test, argmax(logits), logits, strict=True)},
+                    for q, a, row in zip(split.test, argmax(logits), logits, strict=True)},
     }
     write_json(done, result, None)
     shutil.rmtree(model, ignore_errors=True)  # the answers are what is kept: 25 models would be gigabytes
@@ -217,11 +207,11 @@ def run(params: Params) -> dict[str, Any]:
         report = {"folds": 0, "settings": {}, "note": "off (strategyqa_cv.folds: 0); the GPU profile runs 5 folds"}
         write_json_set([(PATHS.strategyqa_cv.predictions, {}, None), (PATHS.strategyqa_cv.report, report, 2)])
         return report
-    from pipeline.stages.train_strategyqa_qa import _weights_digest
+    from pipeline.stages.train_strategyqa_qa import _weights_digest, start_weights
 
     data = load_cv_data(params)
-    start_weights = _weights_digest(_start(params))  # the auxiliary model's 90 MB, hashed once for every fold
-    results = {s: [_run_fold(params, data, s, f, start_weights) for f in range(cv.folds)] for s in cv.settings}
+    start_digest = _weights_digest(start_weights(params))  # the auxiliary model's 90 MB, hashed once for every fold
+    results = {s: [_run_fold(params, data, s, f, start_digest) for f in range(cv.folds)] for s in cv.settings}
     reference_name = "question_only" if "question_only" in cv.settings else None
     reference = ({qid: a["answer"] for f in results[reference_name] for qid, a in f["answers"].items()}
                  if reference_name else None)
@@ -229,7 +219,7 @@ def run(params: Params) -> dict[str, Any]:
     predictions = {s: {qid: {"fold": f, **a} for f, r in enumerate(results[s]) for qid, a in r["answers"].items()}
                    for s in cv.settings}
     report = {"folds": cv.folds, "seed": cv.seed, "labelled_questions": len(data.questions),
-              "fold_sizes": fold_sizes(data.assignment), "start": _start(params),
+              "fold_sizes": fold_sizes(data.assignment), "start": start_weights(params),
               "max_seq_len": params.strategyqa_qa.max_seq_len, "max_steps": params.strategyqa_qa.max_steps,
               "unit": "question", "settings": summaries}
     write_json_set([(PATHS.strategyqa_cv.predictions, predictions, None), (PATHS.strategyqa_cv.report, report, 2)])

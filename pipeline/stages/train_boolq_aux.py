@@ -10,7 +10,6 @@ passages). ``strategyqa_qa.start_from: boolq_aux`` starts every StrategyQA class
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipeline.common.layout import PATHS
@@ -22,23 +21,13 @@ from pipeline.strategyqa.boolq import BoolQuestion, load_boolq, split_by_title
 from pipeline.training.choice_model import argmax, choice_dev_set, predict_choice_logits, train_choice_model
 from pipeline.training.curves import training_report, training_summary
 from pipeline.training.finetune import TrainConfig, resolve_model_path
-from pipeline.launcher.torchrun import TrainingCall, run_training
+from pipeline.launcher.torchrun import launch
 from pipeline.training.pair_encoding import encode_pairs
 
 if TYPE_CHECKING:
     from pipeline.params import Params
 
 BOOLQ_MAJORITY_PAPER = 62.2  # Clark et al. (2019): the share of "yes" on BoolQ dev, the majority baseline
-
-
-@dataclass(frozen=True)
-class BoolQTraining:
-    """The training call, and the questions it fits, selects on and is scored on."""
-
-    call: TrainingCall
-    train: list[BoolQuestion]
-    dev: list[BoolQuestion]
-    heldout: list[BoolQuestion]
 
 
 def headlines() -> list[tuple[str, str]]:
@@ -51,49 +40,53 @@ def _labels(questions: list[BoolQuestion]) -> list[int]:
     return [int(q.answer) for q in questions]
 
 
-def training_call(params: Params, variant: str) -> BoolQTraining:
-    """The recipe every training process builds the same way (``pipeline.launcher.torchrun``)."""
+def boolq_sets(params: Params) -> tuple[list[BoolQuestion], list[BoolQuestion], list[BoolQuestion]]:
+    """Training, checkpoint-selection and held-out questions, split by article (seeded)."""
+    p = params.boolq_aux
+    return split_by_title(load_boolq(p.file), p.heldout_share, p.dev_share, p.seed)
+
+
+def train(params: Params, variant: str = "boolq") -> dict:
+    """Fit the classifier; run in the stage's process or in every torchrun rank (``pipeline.launcher.torchrun``).
+    Returns the training statistics and the question counts."""
     from transformers import AutoTokenizer
 
     p = params.boolq_aux
-    train, dev, heldout = split_by_title(load_boolq(p.file), p.heldout_share, p.dev_share, p.seed)
+    fit, dev, heldout = boolq_sets(params)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(p.model_name_or_path))
 
     def features(questions: list[BoolQuestion]):
         return encode_pairs(tokenizer, [q.question for q in questions], [q.passage for q in questions], p.max_seq_len)
 
-    def arguments() -> dict:
-        get_logger().info("boolq_aux: %d training, %d dev and %d held-out questions", len(train), len(dev),
-                          len(heldout))
-        return {"head": "classification", "feats": features(train), "labels": _labels(train), "choices": 2,
-                "cfg": TrainConfig.from_params(p, p.model_name_or_path),
-                "fingerprint": {**p.model_dump(), "train_questions": len(train)},
-                "label_names": ("no", "yes"),  # label 1 = yes, as the StrategyQA classifiers
-                "dev": choice_dev_set("classification", features(dev), _labels(dev), 2, p.eval_batch_size),
-                "log_dir": PATHS.boolq_aux.live}
-
-    call = TrainingCall(train_choice_model, PATHS.boolq_aux.model_dir, arguments)
-    return BoolQTraining(call, train, dev, heldout)
+    get_logger().info("boolq_aux: %d training, %d dev and %d held-out questions", len(fit), len(dev), len(heldout))
+    dev_set = choice_dev_set("classification", features(dev), _labels(dev), 2, p.eval_batch_size)
+    stats = train_choice_model(
+        "classification", features(fit), _labels(fit), 2, TrainConfig.from_params(p, p.model_name_or_path),
+        PATHS.boolq_aux.model_dir, {**p.model_dump(), "train_questions": len(fit)},
+        label_names=("no", "yes"),  # label 1 = yes, as the StrategyQA classifiers
+        dev=dev_set, log_dir=PATHS.boolq_aux.live)
+    return {**stats, "train_questions": len(fit), "dev_questions": len(dev)}
 
 
 def run(params: Params) -> dict:
     from transformers import AutoTokenizer
 
     p = params.boolq_aux
-    prepared, stats = run_training(training_call, params, "boolq")
-    heldout, model = prepared.heldout, PATHS.boolq_aux.model
+    stats = launch(train, params, "boolq", PATHS.boolq_aux.model_dir)
+    fit, _, heldout = boolq_sets(params)
+    model = PATHS.boolq_aux.model
     feats = encode_pairs(AutoTokenizer.from_pretrained(str(model)), [q.question for q in heldout],
                          [q.passage for q in heldout], p.max_seq_len)
     answers = argmax(predict_choice_logits("classification", model, feats, 2, p.eval_batch_size, p.device,
                                    p.precision))
     gold = _labels(heldout)
-    majority = majority_label(_labels(prepared.train))
+    majority = majority_label(_labels(fit))
     versus = paired_difference([float(a == g) for a, g in zip(answers, gold, strict=True)],
                                [float(majority == g) for g in gold], clusters=[q.title for q in heldout],
                                unit="article")
-    training = {"train_questions": len(prepared.train), "dev_questions": len(prepared.dev), **training_report(stats)}
+    training = training_report(stats)
     report = {
-        "file": p.file, "train_questions": len(prepared.train), "dev_questions": len(prepared.dev),
+        "file": p.file, "train_questions": stats["train_questions"], "dev_questions": stats["dev_questions"],
         "heldout_questions": len(heldout), "heldout_articles": len({q.title for q in heldout}),
         "accuracy": versus["system_mean"], "majority_answer": "yes" if majority else "no",
         "majority_baseline": versus["baseline_mean"], "majority_paper": BOOLQ_MAJORITY_PAPER,

@@ -5,7 +5,6 @@ stages of their own, so an edit to them retrains nothing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipeline.common.files import write_json
@@ -17,19 +16,10 @@ from pipeline.quail.sets import quail_sets, split_texts
 from pipeline.training.choice_model import choice_dev_set, train_choice_model
 from pipeline.training.curves import training_report
 from pipeline.training.finetune import TrainConfig, resolve_model_path
-from pipeline.launcher.torchrun import TrainingCall, run_training
+from pipeline.launcher.torchrun import launch
 
 if TYPE_CHECKING:
     from pipeline.params import Params
-
-
-@dataclass(frozen=True)
-class QuailTraining:
-    """The training call, and the questions it fits and selects on."""
-
-    call: TrainingCall
-    train: list[MCQuestion]
-    dev: list[MCQuestion]
 
 
 def check_variant(variant: str) -> None:
@@ -37,40 +27,39 @@ def check_variant(variant: str) -> None:
         raise ValueError(f"unknown input variant {variant!r}; one of {', '.join(VARIANTS)}")
 
 
-def training_call(params: Params, variant: str) -> QuailTraining:
-    """The recipe every training process builds the same way (``pipeline.launcher.torchrun``)."""
+def fit_and_select(params: Params) -> tuple[list[MCQuestion], list[MCQuestion]]:
+    """The questions the model fits and the ones its checkpoint is chosen on: texts carved out of the training
+    share (by text, per domain, seeded), so the held-out dev texts the figures are reported on stay unseen."""
+    _, train = quail_sets(params.quail.train_share, params.quail.seed)
+    fit_texts, _ = split_texts(train, 1 - params.quail_mc.dev_share, params.quail_mc.seed)
+    return [q for q in train if q.text_id in fit_texts], [q for q in train if q.text_id not in fit_texts]
+
+
+def train(params: Params, variant: str) -> dict:
+    """Fit one variant; run in the stage's process or in every torchrun rank (``pipeline.launcher.torchrun``).
+    Returns the training statistics and the question counts."""
     from transformers import AutoTokenizer
 
     check_variant(variant)
     p = params.quail_mc
-    _, train = quail_sets(params.quail.train_share, params.quail.seed)
+    fit, dev = fit_and_select(params)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(p.model_name_or_path))
-    # the checkpoint is chosen on texts carved out of the training share (by text, per domain, seeded): the
-    # held-out dev texts the figures are reported on stay unseen
-    fit_texts, _ = split_texts(train, 1 - p.dev_share, p.seed)
-    train, dev = [q for q in train if q.text_id in fit_texts], [q for q in train if q.text_id not in fit_texts]
-    n_options = len(train[0].options)
-
-    def arguments() -> dict:
-        get_logger().info("quail_mc@%s: encoding %d training and %d dev questions x %d options", variant,
-                          len(train), len(dev), n_options)
-        feats = encode_questions(tokenizer, train, variant, p.max_seq_len)
-        dev_set = choice_dev_set("multiple_choice", encode_questions(tokenizer, dev, variant, p.max_seq_len),
-                                 [q.answer for q in dev], n_options, p.eval_batch_size)
-        return {"head": "multiple_choice", "feats": feats, "labels": [q.answer for q in train], "choices": n_options,
-                "cfg": TrainConfig.from_params(p, p.model_name_or_path),
-                "fingerprint": {**p.model_dump(), "variant": variant, "train_qids": len(train),
-                                "train_share": params.quail.train_share, "split_seed": params.quail.seed},
-                "dev": dev_set, "log_dir": PATHS.quail_mc[variant].live}
-
-    call = TrainingCall(train_choice_model, PATHS.quail_mc[variant].model_dir, arguments)
-    return QuailTraining(call, train, dev)
+    n_options = len(fit[0].options)
+    get_logger().info("quail_mc@%s: encoding %d training and %d dev questions x %d options", variant, len(fit),
+                      len(dev), n_options)
+    dev_set = choice_dev_set("multiple_choice", encode_questions(tokenizer, dev, variant, p.max_seq_len),
+                             [q.answer for q in dev], n_options, p.eval_batch_size)
+    stats = train_choice_model(
+        "multiple_choice", encode_questions(tokenizer, fit, variant, p.max_seq_len), [q.answer for q in fit],
+        n_options, TrainConfig.from_params(p, p.model_name_or_path), PATHS.quail_mc[variant].model_dir,
+        {**p.model_dump(), "variant": variant, "train_qids": len(fit), "train_share": params.quail.train_share,
+         "split_seed": params.quail.seed},
+        dev=dev_set, log_dir=PATHS.quail_mc[variant].live)
+    return {**stats, "train_questions": len(fit), "dev_questions": len(dev)}
 
 
 def run(params: Params, variant: str) -> dict:
     check_variant(variant)
-    prepared, stats = run_training(training_call, params, variant)
-    write_json(PATHS.quail_mc[variant].train_report,
-               {"variant": variant, "train_questions": len(prepared.train), "dev_questions": len(prepared.dev),
-                **training_report(stats)})
+    stats = launch(train, params, variant, PATHS.quail_mc[variant].model_dir)
+    write_json(PATHS.quail_mc[variant].train_report, {"variant": variant, **training_report(stats)})
     return stats

@@ -22,7 +22,7 @@ from pipeline.span_qa.train import logits_of
 from pipeline.span_qa.train import train as train_windows
 from pipeline.training.curves import training_report
 from pipeline.training.finetune import DevSet, TrainConfig, resolve_model_path
-from pipeline.launcher.torchrun import TrainingCall, run_training
+from pipeline.launcher.torchrun import launch
 
 if TYPE_CHECKING:
     from pipeline.params import LongformerParams, Params, SpanWindowParams
@@ -99,38 +99,28 @@ def dev_set(tokenizer, kind: Kind, split: str = "dev") -> DevSet:
                                     p.max_answer_tokens), len(ex.ids))
 
 
-@dataclass(frozen=True)
-class SpanTraining:
-    """The training call (what the stage needs after it is the statistics alone)."""
-
-    call: TrainingCall
-
-
-def training_call(params: Params, name: str) -> SpanTraining:
-    """The recipe every training process builds the same way (``pipeline.launcher.torchrun``)."""
+def train(params: Params, name: str) -> dict:
+    """Fit one span model kind; run in the stage's process or in every torchrun rank
+    (``pipeline.launcher.torchrun``). Returns the training statistics."""
     from transformers import AutoTokenizer
 
     kind = kind_of(params, name)
     p = kind.p
-
-    def arguments() -> dict:
-        log = get_logger()
-        log.info("%s: cutting the train split into windows of %d tokens", name, p.max_seq_len)
-        tokenizer = AutoTokenizer.from_pretrained(kind.init)
-        feats, ex = windows(tokenizer, kind, "train", labelled=True)
-        dev = dev_set(tokenizer, kind)
-        log.info("%s: %d windows from %d questions; training up to %d steps of batch %d", name, len(feats),
-                 len(ex.ids), p.max_steps, p.batch_size)
-        return {"feats": feats, "cfg": TrainConfig.from_params(p, kind.init, kind.global_question),
-                "fingerprint": {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)},
-                "dev": dev, "log_dir": PATHS[f"train_{kind.short}"].live}
-
-    return SpanTraining(TrainingCall(train_windows, kind.model_dir, arguments))
+    log = get_logger()
+    log.info("%s: cutting the train split into windows of %d tokens", name, p.max_seq_len)
+    tokenizer = AutoTokenizer.from_pretrained(kind.init)
+    feats, ex = windows(tokenizer, kind, "train", labelled=True)
+    dev = dev_set(tokenizer, kind)
+    log.info("%s: %d windows from %d questions; training up to %d steps of batch %d", name, len(feats),
+             len(ex.ids), p.max_steps, p.batch_size)
+    return train_windows(feats, TrainConfig.from_params(p, kind.init, kind.global_question), kind.model_dir,
+                         {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)},
+                         dev=dev, log_dir=PATHS[f"train_{kind.short}"].live)
 
 
 def run(params: Params, name: str) -> dict:
     kind = kind_of(params, name)
-    _, stats = run_training(training_call, params, name)
+    stats = launch(train, params, name, kind.model_dir)
     print({k: stats[k] for k in ("tokens_per_s_this_run", "resumed_from_step", "device", "precision")})
     # timings and resume points vary run to run: logged above, kept out of the report
     write_json(PATHS[f"train_{kind.short}"].report, training_report(stats))

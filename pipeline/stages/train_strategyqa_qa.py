@@ -6,7 +6,6 @@ stages of their own."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipeline.common.files import write_json
@@ -18,21 +17,11 @@ from pipeline.stages.strategyqa_setting import load_setting
 from pipeline.training.choice_model import choice_dev_set, train_choice_model
 from pipeline.training.curves import training_report
 from pipeline.training.finetune import TrainConfig, resolve_model_path
-from pipeline.launcher.torchrun import TrainingCall, run_training
+from pipeline.launcher.torchrun import launch
 from pipeline.training.pair_encoding import encode_pairs
 
 if TYPE_CHECKING:
     from pipeline.params import Params
-
-
-@dataclass(frozen=True)
-class StrategyQATraining:
-    """The training call, and the questions it fits and selects on."""
-
-    call: TrainingCall
-    train: list[StrategyQuestion]
-    dev: list[StrategyQuestion]
-    start: str  # the weights training started from (strategyqa_qa.start_from)
 
 
 def _weights_digest(start: str) -> str | None:
@@ -48,15 +37,22 @@ def _weights_digest(start: str) -> str | None:
     return digest.hexdigest()
 
 
-def training_call(params: Params, setting: str) -> StrategyQATraining:
-    """The recipe every training process builds the same way (``pipeline.launcher.torchrun``)."""
+def start_weights(params: Params) -> str:
+    """The weights training starts from: RoBERTa* in the paper is the auxiliary yes/no model (its head included:
+    label 1 = yes in both), ``start_from: boolq_aux``; otherwise the section's model."""
+    p = params.strategyqa_qa
+    return str(PATHS.boolq_aux.model) if p.start_from == "boolq_aux" else p.model_name_or_path
+
+
+def train(params: Params, setting: str) -> dict:
+    """Fit one setting's classifier; run in the stage's process or in every torchrun rank
+    (``pipeline.launcher.torchrun``). Returns the training statistics, the question counts and the start."""
     from transformers import AutoTokenizer
 
     p = params.strategyqa_qa
     data = load_setting(p, setting)
-    train, dev, paragraphs, ranked = data.train, data.dev, data.paragraphs, data.ranked
-    # RoBERTa* in the paper: the auxiliary yes/no model (its head included: label 1 = yes in both) as the start
-    start = str(PATHS.boolq_aux.model) if p.start_from == "boolq_aux" else p.model_name_or_path
+    fit, dev, paragraphs, ranked = data.train, data.dev, data.paragraphs, data.ranked
+    start = start_weights(params)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(start))
 
     def features(questions: list[StrategyQuestion]):
@@ -64,25 +60,20 @@ def training_call(params: Params, setting: str) -> StrategyQATraining:
         first, second = build_inputs(questions, setting, ranked["train"] if ranked else None, paragraphs)
         return encode_pairs(tokenizer, first, second, p.max_seq_len)
 
-    def arguments() -> dict:
-        get_logger().info("strategyqa_qa@%s: %d training questions, %d dev questions for checkpoint selection",
-                          setting, len(train), len(dev))
-        return {"head": "classification", "feats": features(train), "labels": labels(train), "choices": 2,
-                "cfg": TrainConfig.from_params(p.budget_for(setting), start),
-                "fingerprint": {**p.model_dump(), "setting": setting, "train_questions": len(train),
-                                "train_sha256": data.train_sha256, "start_weights": _weights_digest(start)},
-                "label_names": ("no", "yes"),  # label 1 = answer True
-                "dev": choice_dev_set("classification", features(dev), labels(dev), 2, p.eval_batch_size),
-                "log_dir": PATHS.strategyqa_qa[setting].live}
-
-    call = TrainingCall(train_choice_model, PATHS.strategyqa_qa[setting].model_dir, arguments)
-    return StrategyQATraining(call, train, dev, start)
+    get_logger().info("strategyqa_qa@%s: %d training questions, %d dev questions for checkpoint selection",
+                      setting, len(fit), len(dev))
+    dev_set = choice_dev_set("classification", features(dev), labels(dev), 2, p.eval_batch_size)
+    stats = train_choice_model(
+        "classification", features(fit), labels(fit), 2, TrainConfig.from_params(p.budget_for(setting), start),
+        PATHS.strategyqa_qa[setting].model_dir,
+        {**p.model_dump(), "setting": setting, "train_questions": len(fit), "train_sha256": data.train_sha256,
+         "start_weights": _weights_digest(start)},
+        label_names=("no", "yes"),  # label 1 = answer True
+        dev=dev_set, log_dir=PATHS.strategyqa_qa[setting].live)
+    return {**stats, "start": start, "train_questions": len(fit), "dev_questions": len(dev)}
 
 
 def run(params: Params, setting: str) -> dict:
-    prepared, stats = run_training(training_call, params, setting)
-    write_json(PATHS.strategyqa_qa[setting].train_report,
-               {"setting": setting, "start": prepared.start, "train_questions": len(prepared.train),
-                "dev_questions": len(prepared.dev),
-                **training_report(stats)})
+    stats = launch(train, params, setting, PATHS.strategyqa_qa[setting].model_dir)
+    write_json(PATHS.strategyqa_qa[setting].train_report, {"setting": setting, **training_report(stats)})
     return stats

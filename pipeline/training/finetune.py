@@ -293,131 +293,194 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
 
     Checkpoints exist only while a run is unfinished: a completed run removes them, so running again (DVC
     reruns a stage whose code or inputs changed) always trains from the start."""
-    from accelerate.utils import broadcast_object_list, set_seed
-    from transformers import AutoTokenizer, get_linear_schedule_with_warmup
+    run = FineTuning(auto_class, n_examples, make_batch, cfg, out_dir, fingerprint, model_kwargs, dev, log_dir)
+    run.train()
+    return run.finish()
 
-    if n_examples == 0:
-        raise ValueError("nothing to train on: 0 training examples")
-    log = get_logger()
-    accelerator, amp_dtype = _accelerator(cfg)
-    if cfg.batch_size % accelerator.num_processes:
-        raise ValueError(f"batch_size {cfg.batch_size} is the global batch and must divide evenly among "
-                         f"{accelerator.num_processes} processes")
-    main = accelerator.is_main_process
-    fingerprint = {**fingerprint, "training_code": _code_hash(make_batch)}
-    fp_path = out_dir / "fingerprint.json"
-    if main:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if fp_path.exists() and json.loads(fp_path.read_text()) != fingerprint:
-            log.info("training inputs changed since the last run: starting afresh")
-            for c in out_dir.glob("checkpoint-*"):
-                shutil.rmtree(c)
-        fp_path.write_text(json.dumps(fingerprint, sort_keys=True, indent=1))
-    accelerator.wait_for_everyone()
 
-    set_seed(cfg.seed)  # python, numpy, torch and every CUDA device
-    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(cfg.model_name_or_path))
-    resume = _latest_checkpoint(out_dir)
-    model = auto_class.from_pretrained(resolve_model_path(cfg.model_name_or_path),
-                                       **with_attention_dropout(cfg, model_kwargs or {}))
-    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
-    groups = [
-        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)], "weight_decay": cfg.weight_decay},
-        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=cfg.learning_rate)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * cfg.max_steps), cfg.max_steps)
-    step, history = 0, TrainingHistory()  # saved in checkpoints: a resumed run reports and logs the same
-    if resume is not None:
-        progress_state = json.loads((resume / "progress.json").read_text())
-        step, history = int(progress_state["step"]), TrainingHistory.from_json(progress_state)
-    if main:
-        _prune_best(out_dir, history.best_step)
-    if dev is not None and dev.size == 0:
-        raise ValueError("the dev set for checkpoint selection is empty")
-    curves = TrainingCurves(log_dir, history, cfg.select_metric) if main and log_dir is not None else None
-    types = accepts_token_types(model)
-    order = example_order(n_examples, cfg.batch_size, cfg.max_steps, cfg.seed)
-    # a generator of its own: starting an iterator would otherwise draw from the global RNG, and the dropout
-    # masks after a resume would differ from an uninterrupted run's
-    loader = torch.utils.data.DataLoader(range(n_examples), collate_fn=lambda idx: make_batch(idx, tokenizer, types),
-                                         batch_sampler=FixedOrderBatches(order, cfg.batch_size, step, cfg.max_steps),
-                                         generator=torch.Generator().manual_seed(cfg.seed))
-    model, optimizer, scheduler, loader = accelerator.prepare(model, optimizer, scheduler, loader)
-    if resume is not None:
-        # weights, optimizer, scheduler, scaler and RNG states; tensors and plain values only (no pickled code)
-        accelerator.load_state(str(resume))
-        log.info("resumed from %s (step %d of %d)", resume, step, cfg.max_steps)
+class FineTuning:
+    """One run of the loop, in the phases Hugging Face's ``Trainer`` names: set up (here: the model, optimizer,
+    schedule and data, resumed from the last checkpoint), :meth:`train` (the steps), :meth:`evaluate` (the dev
+    set every ``eval_every`` steps and at the last), :meth:`save_checkpoint` (every ``checkpoint_every``), and
+    :meth:`finish` (``final/`` and the statistics). Each phase does what its name says and nothing else, so a
+    reader finds "evaluate every N steps" under :meth:`should_evaluate`."""
 
-    model.train()
-    tokens, t0 = 0, time.perf_counter()
-    report = ProgressReport("train", total=cfg.max_steps, unit="steps") if main else None
-    if report is not None:
-        report.n = step
-    if dev is not None and main and step == 0:
-        log.info("dev set: %d questions, scored every %d steps by %s", dev.size, cfg.eval_every, cfg.select_metric)
-    stopped_early = history.stopped_early(cfg.patience)
-    for batch in ([] if stopped_early else loader):
-        loss = model(**batch).loss  # autocast, when mixed precision is on, is part of the prepared model
-        accelerator.backward(loss)  # scaled under fp16; DDP averages gradients across processes
-        accelerator.clip_grad_norm_(model.parameters(), 1.0)  # on the unscaled gradients
-        lr = float(scheduler.get_last_lr()[0])  # the rate this step was taken with
-        optimizer.step()  # skipped when fp16 gradients overflowed (the scheduler then waits too)
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        step += 1
-        tokens += int(accelerator.reduce(batch["attention_mask"].sum(), "sum"))
-        history.add_step(float(accelerator.reduce(loss.detach().float(), "mean")), lr)
-        if curves is not None:
-            curves.log_step(step, history)
-        if main and (step % 10 == 0 or step == cfg.max_steps):
-            log.info("step %d/%d loss %.4f lr %.2e", step, cfg.max_steps, history.recent_loss(), lr)
+    def __init__(self, auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: TrainConfig, out_dir: Path,
+                 fingerprint: dict[str, Any], model_kwargs: dict[str, Any] | None = None,
+                 dev: DevSet | None = None, log_dir: Path | None = None):
+        from accelerate.utils import set_seed
+        from transformers import AutoTokenizer, get_linear_schedule_with_warmup
+
+        if n_examples == 0:
+            raise ValueError("nothing to train on: 0 training examples")
+        self.cfg, self.out_dir, self.dev, self.log = cfg, out_dir, dev, get_logger()
+        self.accelerator, self.amp_dtype = _accelerator(cfg)
+        if cfg.batch_size % self.accelerator.num_processes:
+            raise ValueError(f"batch_size {cfg.batch_size} is the global batch and must divide evenly among "
+                             f"{self.accelerator.num_processes} processes")
+        self.main = self.accelerator.is_main_process
+        self._start_afresh_unless(fingerprint, make_batch)
+
+        set_seed(cfg.seed)  # python, numpy, torch and every CUDA device
+        self.tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(cfg.model_name_or_path))
+        self.resume = _latest_checkpoint(out_dir)
+        model = auto_class.from_pretrained(resolve_model_path(cfg.model_name_or_path),
+                                           **with_attention_dropout(cfg, model_kwargs or {}))
+        no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
+        groups = [
+            {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+             "weight_decay": cfg.weight_decay},
+            {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
+        ]
+        optimizer = torch.optim.AdamW(groups, lr=cfg.learning_rate)
+        scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * cfg.max_steps), cfg.max_steps)
+        self.step, self.history = 0, TrainingHistory()  # saved in checkpoints: a resumed run reports and logs the same
+        if self.resume is not None:
+            progress_state = json.loads((self.resume / "progress.json").read_text())
+            self.step, self.history = int(progress_state["step"]), TrainingHistory.from_json(progress_state)
+        if self.main:
+            _prune_best(out_dir, self.history.best_step)
+        if dev is not None and dev.size == 0:
+            raise ValueError("the dev set for checkpoint selection is empty")
+        self.curves = (TrainingCurves(log_dir, self.history, cfg.select_metric)
+                       if self.main and log_dir is not None else None)
+        types = accepts_token_types(model)
+        order = example_order(n_examples, cfg.batch_size, cfg.max_steps, cfg.seed)
+        # a generator of its own: starting an iterator would otherwise draw from the global RNG, and the dropout
+        # masks after a resume would differ from an uninterrupted run's
+        tokenizer = self.tokenizer
+        loader = torch.utils.data.DataLoader(
+            range(n_examples), collate_fn=lambda idx: make_batch(idx, tokenizer, types),
+            batch_sampler=FixedOrderBatches(order, cfg.batch_size, self.step, cfg.max_steps),
+            generator=torch.Generator().manual_seed(cfg.seed))
+        self.model, self.optimizer, self.scheduler, self.loader = self.accelerator.prepare(
+            model, optimizer, scheduler, loader)
+        if self.resume is not None:
+            # weights, optimizer, scheduler, scaler and RNG states; tensors and plain values only (no pickled code)
+            self.accelerator.load_state(str(self.resume))
+            self.log.info("resumed from %s (step %d of %d)", self.resume, self.step, cfg.max_steps)
+        self.tokens, self.elapsed = 0, 0.0
+        self.stopped_early = self.history.stopped_early(cfg.patience)
+
+    def _start_afresh_unless(self, fingerprint: dict[str, Any], make_batch: BatchMaker) -> None:
+        """Checkpoints left by a run of other inputs or other training code are removed, not resumed."""
+        fingerprint = {**fingerprint, "training_code": _code_hash(make_batch)}
+        fp_path = self.out_dir / "fingerprint.json"
+        if self.main:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            if fp_path.exists() and json.loads(fp_path.read_text()) != fingerprint:
+                self.log.info("training inputs changed since the last run: starting afresh")
+                for c in self.out_dir.glob("checkpoint-*"):
+                    shutil.rmtree(c)
+            fp_path.write_text(json.dumps(fingerprint, sort_keys=True, indent=1))
+        self.accelerator.wait_for_everyone()
+
+    def train(self) -> None:
+        """The steps from the resumed one to ``max_steps`` (or an early stop), each followed by its log line,
+        a dev evaluation and a checkpoint where they fall due."""
+        cfg = self.cfg
+        self.model.train()
+        t0 = time.perf_counter()
+        report = ProgressReport("train", total=cfg.max_steps, unit="steps") if self.main else None
         if report is not None:
-            report.set(step)  # a line with rate and time left every QA_PIPELINE_PROGRESS_EVERY_S seconds
-        if dev is not None and (step % cfg.eval_every == 0 or step == cfg.max_steps):
-            decision = [False]
-            if main:
-                figures = _evaluate_dev(accelerator, model, tokenizer, dev)
-                improved = history.add_eval(step, figures, cfg.select_metric)
-                if improved:
-                    _save_best(accelerator.unwrap_model(model), tokenizer, out_dir, step)
-                if curves is not None:
-                    curves.log_eval(step, history)
-                log.info("step %d dev %s%s", step, " ".join(f"{k} {v:.2f}" for k, v in figures.items()),
-                         " (best so far)" if improved else f" (best {history.best_value:.2f} at step {history.best_step})")
-                decision = [history.stopped_early(cfg.patience)]
-            stopped_early = bool(broadcast_object_list(decision)[0])
-        if step % cfg.checkpoint_every == 0 or step == cfg.max_steps or stopped_early:
-            _save_checkpoint(accelerator, out_dir, step, history)
-        if stopped_early:
-            if main:
-                log.info("stopping early at step %d: %d dev evaluations without improvement on %s", step,
-                         cfg.patience, cfg.select_metric)
-            break
-    elapsed = time.perf_counter() - t0
-    if main:
-        if dev is not None and history.best_step is not None:
-            best = _best_dir(out_dir, history.best_step)
-            _save_final(lambda target: shutil.copytree(best, target), out_dir)
-        else:
-            unwrapped = accelerator.unwrap_model(model)
-            _save_final(lambda target: (unwrapped.save_pretrained(target), tokenizer.save_pretrained(target)),
-                        out_dir)
-        if curves is not None:
-            curves.close(history)
-    accelerator.wait_for_everyone()
-    device = accelerator.device
-    return {
-        "steps": step, "max_steps": cfg.max_steps, "resumed_from_step": int(resume.name.split("-")[1]) if resume else 0,
-        "final_loss": round(history.recent_loss(), 4) if history.losses else None,
-        **history.selection_summary(cfg.select_metric, cfg.patience),
-        "device": "cpu" if device.type == "cpu" else torch.cuda.get_device_name(0),
-        "precision": "fp32" if amp_dtype is None else str(amp_dtype).removeprefix("torch."),
-        "attention_dropout": "model's own" if cfg.attention_dropout is None else cfg.attention_dropout,
-        "cpu_threads": torch.get_num_threads() if device.type == "cpu" else None,
-        "processes": accelerator.num_processes,
-        "tokens_per_s_this_run": round(tokens / elapsed, 1) if elapsed > 0 and tokens else None,
-    }
+            report.n = self.step
+        if self.dev is not None and self.main and self.step == 0:
+            self.log.info("dev set: %d questions, scored every %d steps by %s", self.dev.size, cfg.eval_every,
+                          cfg.select_metric)
+        for batch in ([] if self.stopped_early else self.loader):
+            lr = self.training_step(batch)
+            if self.curves is not None:
+                self.curves.log_step(self.step, self.history)
+            if self.main and (self.step % 10 == 0 or self.step == cfg.max_steps):
+                self.log.info("step %d/%d loss %.4f lr %.2e", self.step, cfg.max_steps, self.history.recent_loss(), lr)
+            if report is not None:
+                report.set(self.step)  # a line with rate and time left every QA_PIPELINE_PROGRESS_EVERY_S seconds
+            if self.should_evaluate():
+                self.evaluate()
+            if self.should_checkpoint():
+                self.save_checkpoint()
+            if self.stopped_early:
+                if self.main:
+                    self.log.info("stopping early at step %d: %d dev evaluations without improvement on %s",
+                                  self.step, cfg.patience, cfg.select_metric)
+                break
+        self.elapsed = time.perf_counter() - t0
+
+    def training_step(self, batch: dict[str, torch.Tensor]) -> float:
+        """Forward, backward, clip, optimizer and schedule; the loss and real tokens recorded. Returns the
+        learning rate the step was taken with."""
+        accelerator = self.accelerator
+        loss = self.model(**batch).loss  # autocast, when mixed precision is on, is part of the prepared model
+        accelerator.backward(loss)  # scaled under fp16; DDP averages gradients across processes
+        accelerator.clip_grad_norm_(self.model.parameters(), 1.0)  # on the unscaled gradients
+        lr = float(self.scheduler.get_last_lr()[0])  # the rate this step was taken with
+        self.optimizer.step()  # skipped when fp16 gradients overflowed (the scheduler then waits too)
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.step += 1
+        self.tokens += int(accelerator.reduce(batch["attention_mask"].sum(), "sum"))
+        self.history.add_step(float(accelerator.reduce(loss.detach().float(), "mean")), lr)
+        return lr
+
+    def should_evaluate(self) -> bool:
+        """Every ``eval_every`` steps and at the last, when there is a dev set."""
+        return self.dev is not None and (self.step % self.cfg.eval_every == 0 or self.step == self.cfg.max_steps)
+
+    def evaluate(self) -> None:
+        """Score the weights on the dev set (main process), keep them if best so far, and decide (for every
+        process) whether ``patience`` evaluations without improvement end the run."""
+        from accelerate.utils import broadcast_object_list
+
+        assert self.dev is not None
+        cfg, history = self.cfg, self.history
+        decision = [False]
+        if self.main:
+            figures = _evaluate_dev(self.accelerator, self.model, self.tokenizer, self.dev)
+            improved = history.add_eval(self.step, figures, cfg.select_metric)
+            if improved:
+                _save_best(self.accelerator.unwrap_model(self.model), self.tokenizer, self.out_dir, self.step)
+            if self.curves is not None:
+                self.curves.log_eval(self.step, history)
+            self.log.info("step %d dev %s%s", self.step, " ".join(f"{k} {v:.2f}" for k, v in figures.items()),
+                          " (best so far)" if improved
+                          else f" (best {history.best_value:.2f} at step {history.best_step})")
+            decision = [history.stopped_early(cfg.patience)]
+        self.stopped_early = bool(broadcast_object_list(decision)[0])
+
+    def should_checkpoint(self) -> bool:
+        """Every ``checkpoint_every`` steps, at the last, and when stopping early."""
+        return self.step % self.cfg.checkpoint_every == 0 or self.step == self.cfg.max_steps or self.stopped_early
+
+    def save_checkpoint(self) -> None:
+        _save_checkpoint(self.accelerator, self.out_dir, self.step, self.history)
+
+    def finish(self) -> dict[str, Any]:
+        """``final/``: the best dev checkpoint (or the last weights without a dev set); the run's statistics."""
+        accelerator, cfg, history = self.accelerator, self.cfg, self.history
+        if self.main:
+            if self.dev is not None and history.best_step is not None:
+                best = _best_dir(self.out_dir, history.best_step)
+                _save_final(lambda target: shutil.copytree(best, target), self.out_dir)
+            else:
+                unwrapped, tokenizer = accelerator.unwrap_model(self.model), self.tokenizer
+                _save_final(lambda target: (unwrapped.save_pretrained(target), tokenizer.save_pretrained(target)),
+                            self.out_dir)
+            if self.curves is not None:
+                self.curves.close(history)
+        accelerator.wait_for_everyone()
+        device = accelerator.device
+        return {
+            "steps": self.step, "max_steps": cfg.max_steps,
+            "resumed_from_step": int(self.resume.name.split("-")[1]) if self.resume else 0,
+            "final_loss": round(history.recent_loss(), 4) if history.losses else None,
+            **history.selection_summary(cfg.select_metric, cfg.patience),
+            "device": "cpu" if device.type == "cpu" else torch.cuda.get_device_name(0),
+            "precision": "fp32" if self.amp_dtype is None else str(self.amp_dtype).removeprefix("torch."),
+            "attention_dropout": "model's own" if cfg.attention_dropout is None else cfg.attention_dropout,
+            "cpu_threads": torch.get_num_threads() if device.type == "cpu" else None,
+            "processes": accelerator.num_processes,
+            "tokens_per_s_this_run": round(self.tokens / self.elapsed, 1) if self.elapsed > 0 and self.tokens else None,
+        }
 
 
 @torch.no_grad()
