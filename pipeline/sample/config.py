@@ -7,28 +7,32 @@ import datetime as dt
 from pydantic import Field, model_validator
 
 from pipeline.common.strict_model import StrictModel
+from pipeline.common.trust import Science
 
 
 class SampleParams(StrictModel):
     """The offline sample sources (``sample`` stage): archived BBC pages and a CirrusSearch dump."""
 
-    seed: int
-    n_articles: int = Field(ge=10, le=5000, description="distinct BBC article pages to write")
-    duplicate_captures: int = Field(ge=0, description="extra captures of already written articles")
-    cross_domain_duplicates: int = Field(ge=0, description="articles also captured under bbc.com")
-    non_article_pages: int = Field(ge=0, description="index, video, live and picture-gallery captures")
-    out_of_range_captures: int = Field(ge=0, description="captures outside [start, end], to test range filters")
-    start: dt.date
-    end: dt.date
-    sections_per_article: tuple[int, int]
-    explainer_share: float = Field(ge=0.0, le=1.0, description="articles written as explainers, with question "
+    seed: Science[int]
+    n_articles: Science[int] = Field(ge=10, le=5000, description="distinct BBC article pages to write")
+    duplicate_captures: Science[int] = Field(ge=0, description="extra captures of already written articles")
+    cross_domain_duplicates: Science[int] = Field(ge=0, description="articles also captured under bbc.com")
+    non_article_pages: Science[int] = Field(ge=0, description="index, video, live and picture-gallery captures")
+    out_of_range_captures: Science[int] = Field(
+        ge=0, description="captures outside [start, end], to test range filters")
+    start: Science[dt.date]
+    end: Science[dt.date]
+    sections_per_article: Science[tuple[int, int]]
+    explainer_share: Science[float] = Field(ge=0.0, le=1.0, description="articles written as explainers, with question "
                                                              "sub-headings; the rest have statement sub-headings only")
-    question_heading_share: float = Field(ge=0.0, le=1.0, description="an explainer's sub-headings that are questions")
-    section_words: tuple[int, int] = Field(description="[low, high] words per section, drawn uniformly")
-    bullet_section_share: float = Field(ge=0.0, le=1.0)
-    links_per_article: tuple[int, int]
-    wiki_articles: int | None = Field(ge=1, description="vital articles in the CirrusSearch dump; null = all 10,033")
-    strategyqa_questions: int = Field(ge=0, description="generated StrategyQA-format questions")
+    question_heading_share: Science[float] = Field(
+        ge=0.0, le=1.0, description="an explainer's sub-headings that are questions")
+    section_words: Science[tuple[int, int]] = Field(description="[low, high] words per section, drawn uniformly")
+    bullet_section_share: Science[float] = Field(ge=0.0, le=1.0)
+    links_per_article: Science[tuple[int, int]]
+    wiki_articles: Science[int | None] = Field(
+        ge=1, description="vital articles in the CirrusSearch dump; null = all 10,033")
+    strategyqa_questions: Science[int] = Field(ge=0, description="generated StrategyQA-format questions")
 
     @model_validator(mode="after")
     def _check_ranges(self) -> "SampleParams":

@@ -7,22 +7,28 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from pipeline.common.strict_model import StrictModel
+from pipeline.common.trust import Infrastructure
 
 
 class SearchParams(StrictModel):
     """The search backend (``index`` and ``retrieve`` stages, and the QuAIL IR solver)."""
 
-    backend: Literal["embedded", "elasticsearch"]
-    es_urls: list[str] = Field(min_length=1, description="the cluster's nodes; overridden by $QA_PIPELINE_ES_URL")
-    es_alias: str
-    es_shards: int = Field(ge=1, description="more than 1: searched with dfs_query_then_fetch (global BM25 statistics)")
-    es_replicas: int = Field(ge=0, description="copies of each shard on other nodes, added after the bulk load")
-    es_timeout_s: float = Field(gt=0)
-    es_bulk_chunk: int = Field(ge=1)
-    es_bulk_threads: int = Field(ge=1, le=64, description="parallel_bulk threads sending chunks at once")
-    es_bulk_retries: int = Field(ge=0)
-    index_threads: int = Field(ge=1, le=64, description="tantivy writer threads; 1 gives a byte-identical index "
-                                                         "(DVC sees no change on a rebuild), more are faster")
+    backend: Infrastructure[Literal["embedded", "elasticsearch"]]
+    es_urls: Infrastructure[list[str]] = Field(
+        min_length=1, description="the cluster's nodes; overridden by $QA_PIPELINE_ES_URL")
+    es_alias: Infrastructure[str]
+    es_shards: Infrastructure[int] = Field(
+        ge=1, description="more than 1: searched with dfs_query_then_fetch (global BM25 statistics)")
+    es_replicas: Infrastructure[int] = Field(
+        ge=0, description="copies of each shard on other nodes, added after the bulk load")
+    es_timeout_s: Infrastructure[float] = Field(gt=0)
+    es_bulk_chunk: Infrastructure[int] = Field(ge=1)
+    es_bulk_threads: Infrastructure[int] = Field(
+        ge=1, le=64, description="parallel_bulk threads sending chunks at once")
+    es_bulk_retries: Infrastructure[int] = Field(ge=0)
+    index_threads: Infrastructure[int] = Field(
+        ge=1, le=64, description="tantivy writer threads; 1 gives a byte-identical index "
+                                 "(DVC sees no change on a rebuild), more are faster")
 
     @field_validator("es_urls")
     @classmethod

@@ -98,12 +98,14 @@ def run(params: Params) -> dict:
     ranked = {setting: {part: {qid: list(hits) for qid, hits in chosen[setting][part].items()} for part in ("train", "eval")}
               for setting in RETRIEVED}
     needed = {pid for setting in ranked.values() for part in setting.values() for ids in part.values() for pid in ids}
-    paragraphs = read_paragraphs(PATHS.wiki_paragraphs.paragraphs, needed)
     gold, ora = _gold_paragraphs(p.gold_paragraphs or source_path("strategyqa_paragraphs"), train, evaluation)
+    # one pass over the corpus for both: the retrieved paragraphs' texts, and which evidence ids it holds
+    found = read_paragraphs(PATHS.wiki_paragraphs.paragraphs, needed | gold.keys())
+    paragraphs = {pid: found[pid] for pid in needed & found.keys()}
     write_json(PATHS.strategyqa_contexts.contexts,
                {"ranked": ranked, "paragraphs": paragraphs, "gold_paragraphs": gold, "ora_p": ora}, indent=None)
     corpus = _corpus_size()
-    in_corpus = len(read_paragraphs(PATHS.wiki_paragraphs.paragraphs, set(gold)))
+    in_corpus = len(gold.keys() & found.keys())
     recall = {s: mean_recall(evaluation, chosen[s]["eval"], p.k) for s in RETRIEVED}
     metrics = {
         "train_questions": len(train), "eval_questions": len(evaluation), "k": p.k,

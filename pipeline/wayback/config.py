@@ -7,14 +7,15 @@ import re
 from pydantic import Field, field_validator
 
 from pipeline.common.strict_model import StrictModel
+from pipeline.common.trust import Infrastructure
 
 
 class ArchiveParams(StrictModel):
     """Where discover and crawl read captures: ``local`` (pywb over WARC files) or a Wayback base URL."""
 
-    endpoint: str = Field(description="'local' or e.g. https://web.archive.org")
-    local_warcs: list[str]
-    collection: str = Field(description="pywb collection name: letters, digits, '_' and '-'")
+    endpoint: Infrastructure[str] = Field(description="'local' or e.g. https://web.archive.org")
+    local_warcs: Infrastructure[list[str]]
+    collection: Infrastructure[str] = Field(description="pywb collection name: letters, digits, '_' and '-'")
 
     @field_validator("collection")
     @classmethod
