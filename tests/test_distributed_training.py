@@ -30,7 +30,8 @@ import torch
 from safetensors.torch import load_file
 
 from pipeline.common.processes import free_port
-from pipeline.params import DistributedParams, Params, load_params
+from pipeline.params import Params, load_params
+from pipeline.training.config import DistributedParams
 from pipeline.span_qa.train import collate
 from pipeline.stages import train_span_qa
 from pipeline.training.finetune import resolve_model_path

@@ -8,7 +8,7 @@ import typing
 
 import pytest
 
-from pipeline.params import CVSetting
+from pipeline.strategyqa.config import CVSetting
 from pipeline.strategyqa.data import StrategyQuestion
 from pipeline.strategyqa.folds import CV_SETTINGS, assign_folds, fold_sizes, fold_split, labelled_pool
 

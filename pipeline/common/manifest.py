@@ -20,12 +20,12 @@ import hashlib
 import json
 from pathlib import Path
 
+from pipeline.common.config import BenchmarkSourcesParams
 from pipeline.common.layout import PATHS
 
 MANIFEST = PATHS.benchmark_sources.manifest
 ENTRIES = PATHS.benchmark_sources.entries
-NAMES = ("strategyqa_train", "strategyqa_eval", "strategyqa_paragraphs", "quail_dev", "quail_challenge",
-         "quail_paper_tables")
+NAMES = tuple(BenchmarkSourcesParams.model_fields)  # an entry per key of the params section, by its name
 
 
 def entry_path(name: str, entries: Path = ENTRIES) -> Path:

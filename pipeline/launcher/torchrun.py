@@ -50,7 +50,8 @@ from pipeline.common.logs import get_logger
 from pipeline.common.processes import die_with_parent, dies_with_this_process, stop_process_group
 
 if TYPE_CHECKING:
-    from pipeline.params import DistributedParams, Params
+    from pipeline.params import Params
+    from pipeline.training.config import DistributedParams
 
 POINTER = Path(".training-launch.json")  # for `python -m pipeline.launcher.join` on the other nodes
 LAUNCH_DIR = ".launch"

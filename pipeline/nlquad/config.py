@@ -1,5 +1,5 @@
-"""The ``discover`` and ``extract`` sections of params.yaml: which captures are articles, and what a page may
-be before the extractor refuses it."""
+"""NLQuAD's params sections: ``discover`` and ``extract`` (which captures are articles, and what a page may be
+before the extractor refuses it), ``build_nlquad`` (crawl or release), ``split`` and ``nlquad_baselines``."""
 
 from __future__ import annotations
 
@@ -61,3 +61,36 @@ class ExtractParams(StrictModel):
     bad_records: Infrastructure[Literal["fail", "skip"]] = Field(
         description="an unreadable WARC record fails the stage (file and offset named); skip: go on and list "
                     "the lost records in reports/extract.json")
+
+
+class BuildNLQuADParams(StrictModel):
+    """Where the NLQuAD data set comes from (``build_nlquad`` stage)."""
+
+    source: Infrastructure[Literal["crawl", "release"]] = Field(
+        description="crawl: the extracted pages' question sub-headings; release: the NLQuAD release files in "
+                    "paths.build_nlquad.release_dir, with their own split")
+
+
+class SplitParams(StrictModel):
+    """Article-level train/dev/test split of NLQuAD (``split`` stage)."""
+
+    seed: Science[int]
+    ratios: Science[dict[str, float]]
+    group_key: Science[str] = Field(description="article field that keeps an article's questions together")
+
+    @field_validator("ratios")
+    @classmethod
+    def _check_ratios(cls, value: dict[str, float]) -> dict[str, float]:
+        if set(value) != {"train", "dev", "test"}:
+            raise ValueError(f"needs exactly train, dev and test, got {sorted(value)}")
+        if any(v <= 0 for v in value.values()) or abs(sum(value.values()) - 1.0) > 1e-6:
+            raise ValueError(f"must be positive and sum to 1, got {value}")
+        return value
+
+
+class NLQuADBaselineParams(StrictModel):
+    """NLQuAD window baselines (``nlquad_baselines`` stage)."""
+
+    window_words: Science[int] = Field(ge=1, le=100_000)
+    seed: Science[int]
+    eval_split: Science[Literal["dev", "test"]]

@@ -13,7 +13,7 @@ from pipeline.strategyqa.answering import all_paragraphs, setting_questions
 from pipeline.strategyqa.data import StrategyQuestion
 
 if TYPE_CHECKING:
-    from pipeline.params import StrategyQAParams
+    from pipeline.strategyqa.config import StrategyQAParams
 
 
 @dataclass(frozen=True)

