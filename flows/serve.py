@@ -272,7 +272,7 @@ def serve_lock(deployment_name: str) -> Iterator[None]:
         lock.release()
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m flows.serve", description=__doc__.split("\n")[0])
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--host", default="127.0.0.1")
@@ -282,97 +282,128 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--interval", type=float, help="seconds between runs, instead of schedule.cron")
     ap.add_argument("--repo-dir", default=".", help="checkout that rebuild runs dvc repro in (fixed for every run)")
     ap.add_argument("--targets", nargs="*", default=[])
-    args = ap.parse_args(argv)
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print("refusing to bind the Prefect server to a non-loopback address", file=sys.stderr)
-        return 2
-    if args.no_server and not os.environ.get("PREFECT_API_URL"):
-        print("--no-server needs PREFECT_API_URL", file=sys.stderr)
-        return 2
-    if args.no_server:
-        refusal = open_server_refusal(os.environ["PREFECT_API_URL"])
-        if refusal:
-            print(refusal, file=sys.stderr)
-            return 2
-    started_here = False
-    if not args.no_server:
-        # before anything imports prefect (the params check does, for the cron parser): a prefect imported
-        # without PREFECT_API_URL starts a temporary server of its own for the deployment
-        if args.port:
-            os.environ[PORT_ENV] = str(args.port)
-        started_here = running_server() is None
-        os.environ["PREFECT_API_URL"] = shared_api_url(announce=False)
-        note = server_note()
-        print(f"Prefect UI of {Path.cwd().resolve()}: {os.environ['PREFECT_API_URL'].removesuffix('/api')}"
-              f"{f' ({note})' if note else ''} (every run of this checkout: dvc repro, dvc exp run, the schedule; "
-              f"up while this serves{', then stopped' if started_here else ''})", flush=True)
-    try:
-        schedule = load_params(args.params).schedule
-    except ParamsError as exc:
-        print(exc, file=sys.stderr)
-        if started_here:
-            stop_shared_server()
-        return 2
+    return ap.parse_args(argv)
 
-    from prefect.runner import Runner  # after PREFECT_API_URL is set
+
+def argument_refusal(args: argparse.Namespace) -> str | None:
+    """Why these arguments cannot be served (a non-loopback host, a server that is not this user's), or None."""
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        return "refusing to bind the Prefect server to a non-loopback address"
+    if args.no_server and not os.environ.get("PREFECT_API_URL"):
+        return "--no-server needs PREFECT_API_URL"
+    if args.no_server:
+        return open_server_refusal(os.environ["PREFECT_API_URL"])
+    return None
+
+
+def connect(args: argparse.Namespace) -> bool:
+    """Point this process (and so the runs) at the checkout's server, starting it if none runs; say where its UI
+    is. Returns whether it was started here (and so is stopped when serving ends). Before anything imports
+    prefect (the params check does, for the cron parser): a prefect imported without PREFECT_API_URL starts a
+    temporary server of its own for the deployment."""
+    if args.no_server:
+        return False
+    if args.port:
+        os.environ[PORT_ENV] = str(args.port)
+    started_here = running_server() is None
+    os.environ["PREFECT_API_URL"] = shared_api_url(announce=False)
+    note = server_note()
+    print(f"Prefect UI of {Path.cwd().resolve()}: {os.environ['PREFECT_API_URL'].removesuffix('/api')}"
+          f"{f' ({note})' if note else ''} (every run of this checkout: dvc repro, dvc exp run, the schedule; "
+          f"up while this serves{', then stopped' if started_here else ''})", flush=True)
+    return started_here
+
+
+def deployment_settings(args: argparse.Namespace, schedule: Any) -> dict[str, Any]:
+    """The rebuild deployment's name, parameters, schedule and tags (``Runner.add_flow``'s keywords)."""
     from prefect.schedules import Cron, Interval
 
-    from flows.rebuild import REPO_ENV, check_targets, rebuild
-
-    os.environ[REPO_ENV] = str(Path(args.repo_dir).resolve())  # inherited by the runs, not a run parameter
-    check_targets(args.targets)
-    when = Interval(args.interval) if args.interval else Cron(schedule.cron, timezone=schedule.timezone)
-    deployment = dict(
+    repo = Path(args.repo_dir).resolve()
+    return dict(
         name=schedule.deployment_name,
         parameters={"targets": args.targets},
         concurrency_limit=1,
-        description=(f"dvc repro in {Path(args.repo_dir).resolve()}, then one artifact per track with the headline "
-                     "figures and their change"),
-        schedule=when,
-        tags=[served_by_tag(), f"checkout:{Path(args.repo_dir).resolve()}"],
+        description=f"dvc repro in {repo}, then one artifact per track with the headline figures and their change",
+        schedule=Interval(args.interval) if args.interval else Cron(schedule.cron, timezone=schedule.timezone),
+        tags=[served_by_tag(), f"checkout:{repo}"],
     )
-    full_name = f"rebuild/{schedule.deployment_name}"
+
+
+def takeover_refusal(full_name: str) -> str | None:
+    """Why serving ``full_name`` here would take another's deployment (another make serve, a work pool's), or
+    None."""
     other, owner = live_server_of(full_name), pool_owner(full_name)
     refusal = (f"{full_name} is served by another make serve ({other}) on this server: serving it here would take "
                "its deployment and cancel its runs. Stop that one first, or" if other else
                f"{full_name} on this server is work pool {owner!r}'s deployment (prefect deploy): serving under the "
                "same name would take it over and crash its runs." if owner else None)
-    if refusal:
-        print(f"{refusal} Set schedule.deployment_name in params.yaml to another name.", file=sys.stderr)
-        if started_here:
-            stop_shared_server()
-        return 2
+    return f"{refusal} Set schedule.deployment_name in params.yaml to another name." if refusal else None
+
+
+def serve(args: argparse.Namespace, schedule: Any, deployment: dict[str, Any]) -> None:
+    """Serve the rebuild flow until a signal; then stop the runs in progress (they record themselves Cancelled)
+    before the server goes."""
+    from prefect.runner import Runner
+
+    from flows.rebuild import rebuild
+
     # the command to trigger a run, with the server's address (works in any shell)
     prefect_bin = Path(sys.executable).with_name("prefect")
     print(f"Run one now: PREFECT_API_URL={shlex.quote(os.environ['PREFECT_API_URL'])} {shlex.quote(str(prefect_bin))} "
           f"deployment run {shlex.quote('rebuild/' + schedule.deployment_name)}", flush=True)
     signal.signal(signal.SIGTERM, _stop_runs_then_serving)
     signal.signal(signal.SIGINT, _stop_runs_then_serving)
-    try:
-        with serve_lock(schedule.deployment_name), stage_lease():  # the lease keeps the server up meanwhile
-            orphans = cancel_orphaned_runs(schedule.deployment_name)
-            if orphans:
-                print(f"Cancelled {len(orphans)} rebuild run(s) a stopped make serve left unfinished: "
-                      f"{', '.join(orphans)}", flush=True)
+    with serve_lock(schedule.deployment_name), stage_lease():  # the lease keeps the server up meanwhile
+        orphans = cancel_orphaned_runs(schedule.deployment_name)
+        if orphans:
+            print(f"Cancelled {len(orphans)} rebuild run(s) a stopped make serve left unfinished: "
+                  f"{', '.join(orphans)}", flush=True)
+        try:
+            # Prefect's own banner names `prefect deployment run ...` without the server: in a shell
+            # without PREFECT_API_URL that starts a temporary server and finds no deployment
+            print(f"Serving rebuild/{schedule.deployment_name} "
+                  f"({f'every {args.interval:g} s' if args.interval else f'cron {schedule.cron} {schedule.timezone}'});"
+                  f" Ctrl-C stops it and the runs in progress", flush=True)
+            # add_flow, not prefect.serve(deployment): the runner then runs this process's rebuild flow
+            # itself. A served *deployment* runs `python -m prefect.engine`, which loads the entrypoint and
+            # runs the pull steps the server holds, and anyone who reaches the API can PATCH those.
+            runner = Runner(pause_on_shutdown=True)
+            runner.add_flow(rebuild, **deployment)
             try:
-                # Prefect's own banner names `prefect deployment run ...` without the server: in a shell
-                # without PREFECT_API_URL that starts a temporary server and finds no deployment
-                print(f"Serving rebuild/{schedule.deployment_name} "
-                      f"({f'every {args.interval:g} s' if args.interval else f'cron {schedule.cron} {schedule.timezone}'});"
-                      f" Ctrl-C stops it and the runs in progress", flush=True)
-                # add_flow, not prefect.serve(deployment): the runner then runs this process's rebuild flow
-                # itself. A served *deployment* runs `python -m prefect.engine`, which loads the entrypoint and
-                # runs the pull steps the server holds, and anyone who reaches the API can PATCH those.
-                runner = Runner(pause_on_shutdown=True)
-                runner.add_flow(rebuild, **deployment)
-                try:
-                    asyncio.run(_serve_quietly(runner))
-                except KeyboardInterrupt:  # Ctrl-C or SIGTERM (_stop_runs_then_serving): a stop, not a crash
-                    print(f"Stopped serving rebuild/{schedule.deployment_name}", flush=True)
-            finally:
-                stopped = stop_children()  # before the server goes: the runs record themselves Cancelled
-                if stopped:
-                    print(f"Stopped {stopped} process(es) of the runs in progress", flush=True)
+                asyncio.run(_serve_quietly(runner))
+            except KeyboardInterrupt:  # Ctrl-C or SIGTERM (_stop_runs_then_serving): a stop, not a crash
+                print(f"Stopped serving rebuild/{schedule.deployment_name}", flush=True)
+        finally:
+            stopped = stop_children()  # before the server goes: the runs record themselves Cancelled
+            if stopped:
+                print(f"Stopped {stopped} process(es) of the runs in progress", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Check the arguments, connect to (or start) the checkout's server, check params and the deployment's name,
+    then serve; a server started here stops with it, whatever ended it."""
+    args = parse_args(argv)
+    refusal = argument_refusal(args)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
+    started_here = connect(args)
+    try:
+        try:
+            schedule = load_params(args.params).schedule
+        except ParamsError as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        from flows.rebuild import REPO_ENV, check_targets  # after PREFECT_API_URL is set
+
+        os.environ[REPO_ENV] = str(Path(args.repo_dir).resolve())  # inherited by the runs, not a run parameter
+        check_targets(args.targets)
+        deployment = deployment_settings(args, schedule)
+        refusal = takeover_refusal(f"rebuild/{schedule.deployment_name}")
+        if refusal:
+            print(refusal, file=sys.stderr)
+            return 2
+        serve(args, schedule, deployment)
     finally:
         if started_here:
             stop_shared_server()
