@@ -1,0 +1,131 @@
+"""The edit counts the README states for a new stage, made in a throw-away copy exactly as written there: four
+edits for the stage (its module, its row in the stage table, its outputs in paths.yaml, its dvc.yaml entry),
+three more for settings of its own (their section in params.yaml, its model in a package's config.py with each
+field marked, its line in Params), then the generator. The copy must then pass the layout and graph checks
+``make test`` runs, run the stage, and let a run set the new science key (and only that one)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # runs two test files in a copy
+
+MODULE = '''\
+"""``word_count``: an example stage (tests/test_new_stage_edits.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pipeline.common.files import write_json
+from pipeline.common.layout import PATHS
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
+
+
+def run(params: Params) -> dict:
+    out = {"min_len": params.word_count.min_len}
+    write_json(PATHS.word_count.report, out)
+    return out
+'''
+
+DVC_ENTRY = '''
+  word_count:
+    cmd: python -m flows.stage word_count
+    deps:
+      - ${paths.check_params.stamp}
+    params:
+      - word_count
+    outs:
+      - ${paths.word_count.report}:
+          cache: false
+          persist: true
+'''
+
+SECTION_MODEL = '''
+
+
+class WordCountParams(StrictModel):
+    """The example stage's settings."""
+
+    min_len: Science[int] = Field(ge=1)
+    where: Infrastructure[str]
+'''
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) == 1, f"{path}: {old!r}"
+    path.write_text(text.replace(old, new))
+
+
+def test_a_new_stage_with_settings_is_the_documented_seven_edits_and_the_generator(repo, tmp_path):
+    readme = (repo / "README.md").read_text()
+    assert re.search(r"a new one takes four edits[\s\S]{0,200}?seven\s+with settings of its own", readme), \
+        "the README's count changed: change this test's edits with it"
+    copy = tmp_path / "copy"
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True, text=True,
+                             check=True).stdout.split("\0")
+    for rel in filter(None, tracked):
+        if (repo / rel).is_file() and not (repo / rel).is_symlink():
+            (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(repo / rel, copy / rel)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(["git", "init", "-q"], cwd=copy, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=copy, check=True)
+    subprocess.run([*git, "commit", "-qm", "the checkout before the new stage"], cwd=copy, check=True)
+
+    # the stage: 1 its module, 2 its row, 3 its outputs, 4 its dvc.yaml entry
+    (copy / "pipeline/stages/word_count.py").write_text(MODULE)
+    _edit(copy / "pipeline/stage_table.py", '    "model_cards": Stage("model_cards"),\n',
+          '    "model_cards": Stage("model_cards"),\n    "word_count": Stage("word_count"),\n')
+    with (copy / "paths.yaml").open("a") as fh:
+        fh.write("  word_count:\n    report: reports/word_count.json\n")
+    _edit(copy / "dvc.yaml", "\nmetrics:\n", DVC_ENTRY + "\nmetrics:\n")  # after the last of the stages
+    # its settings: 5 the section, 6 its model (fields marked), 7 its line in Params (with its import)
+    with (copy / "params.yaml").open("a") as fh:
+        fh.write("\nword_count:\n  min_len: 3\n  where: reports\n")
+    config = copy / "pipeline/wiki/config.py"
+    config.write_text(config.read_text().rstrip("\n") + SECTION_MODEL)
+    assert "from pipeline.common.trust import Infrastructure, Science\n" in config.read_text()  # already there
+    params_py = copy / "pipeline/params.py"
+    _edit(params_py, "from pipeline.wiki.config import WikiParams\n",
+          "from pipeline.wiki.config import WikiParams, WordCountParams\n")
+    _edit(params_py, "    schedule: ScheduleParams\n", "    schedule: ScheduleParams\n    word_count: WordCountParams\n")
+
+    def python(*args: str) -> str:
+        res = subprocess.run([sys.executable, *args], cwd=copy, capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, f"{args}:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+        return res.stdout
+
+    python("-m", "pipeline.experiments.stage_deps")  # the generator: code deps
+    python("-m", "pipeline.experiments.stage_deps", "--check")
+    assert "pipeline/stages/word_count.py" in (copy / "dvc.yaml").read_text()
+    python("-c", "from pipeline import stage_table\nfrom pipeline.params import load_params\n"
+                 "assert stage_table.run('word_count', load_params()) == {'min_len': 3}")
+    assert (copy / "reports/word_count.json").read_text().split() == ["{", '"min_len":', "3", "}"]
+    python("-c", textwrap.dedent("""\
+        from pipeline.params_trust import NotRunSettable, check_run_settable
+        check_run_settable({"word_count.min_len": 5})
+        try:
+            check_run_settable({"word_count.where": "/etc"})
+        except NotRunSettable:
+            pass
+        else:
+            raise SystemExit("a run set an Infrastructure key")
+        """))
+    # what `make test` checks of a stage's wiring, on the copy as committed (the tests read committed params)
+    subprocess.run([*git, "add", "-A"], cwd=copy, check=True)
+    subprocess.run([*git, "commit", "-qm", "word_count"], cwd=copy, check=True)
+    (copy / ".venv").symlink_to(repo / ".venv")  # for the tests that run the checkout's dvc
+    out = python("-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", "tests/test_layout.py",
+                 "tests/test_dvc_graph.py", "tests/test_params_trust.py", "tests/test_layers.py")
+    assert " passed" in out and "failed" not in out, out[-2000:]
