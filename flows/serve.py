@@ -45,7 +45,7 @@ from flows._server import (
     stage_lease,
     stop_shared_server,
 )
-from pipeline.params import ParamsError, load_params
+from pipeline.params import ParamsError, ScheduleParams, load_params
 
 
 SERVED_BY = "served-by:"
@@ -314,7 +314,7 @@ def connect(args: argparse.Namespace) -> bool:
     return started_here
 
 
-def deployment_settings(args: argparse.Namespace, schedule: Any) -> dict[str, Any]:
+def deployment_settings(args: argparse.Namespace, schedule: ScheduleParams) -> dict[str, Any]:
     """The rebuild deployment's name, parameters, schedule and tags (``Runner.add_flow``'s keywords)."""
     from prefect.schedules import Cron, Interval
 
@@ -340,7 +340,7 @@ def takeover_refusal(full_name: str) -> str | None:
     return f"{refusal} Set schedule.deployment_name in params.yaml to another name." if refusal else None
 
 
-def serve(args: argparse.Namespace, schedule: Any, deployment: dict[str, Any]) -> None:
+def serve(args: argparse.Namespace, schedule: ScheduleParams, deployment: dict[str, Any]) -> None:
     """Serve the rebuild flow until a signal; then stop the runs in progress (they record themselves Cancelled)
     before the server goes."""
     from prefect.runner import Runner
