@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import json
-import fnmatch
 import re
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 import yaml
 
 from pipeline.common.layout import PATHS, LayoutError, load_layout
+from pipeline.experiments.static_reads import outermost_chains, param_reads, path_reads
 from tests.params_files import PROJECT_PARAMS
 
 ARTIFACT_ROOTS = ("data", "reports", "plots", "metrics", "models", "dvclive")
@@ -130,45 +130,6 @@ def test_only_stages_read_the_layout(repo):
 
 # --- what each stage module reads, statically ---------------------------------------------------------------
 
-def _chain(node: ast.AST) -> list[str] | None:
-    """``PATHS.a[x].b`` -> ["a", "*", "b"]; an f-string subscript keeps its literal parts (``f"train_{k}"`` ->
-    ``train_*``); None when the chain does not start at the given root."""
-    parts: list[str] = []
-    while True:
-        if isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        elif isinstance(node, ast.Subscript):
-            key = node.slice
-            if isinstance(key, ast.Constant):
-                parts.append(str(key.value))
-            elif isinstance(key, ast.JoinedStr):
-                parts.append("".join(v.value if isinstance(v, ast.Constant) else "*" for v in key.values))
-            else:
-                parts.append("*")
-            node = node.value
-        elif isinstance(node, ast.Name):
-            parts.append(node.id)
-            return parts[::-1]
-        else:
-            return None
-
-
-def _outermost_chains(tree: ast.AST, root: str) -> set[tuple[str, ...]]:
-    chains: set[tuple[str, ...]] = set()
-    inner: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Attribute, ast.Subscript)) and id(node) not in inner:
-            chain = _chain(node)
-            if chain and chain[0] == root:
-                chains.add(tuple(chain[1:]))
-                sub = node.value
-                while isinstance(sub, (ast.Attribute, ast.Subscript)):
-                    inner.add(id(sub))
-                    sub = sub.value
-    return {c for c in chains if c and c[-1] not in ("keys", "leaves")}
-
-
 def _stage_modules(repo: Path) -> dict[str, list[str]]:
     """stage module -> the dvc.yaml stages it does the work of (``train_span`` runs ``pipeline.stages.train_span_qa``)."""
     from flows.stage import STAGES
@@ -194,15 +155,10 @@ def test_each_stage_module_reads_only_paths_its_stages_declare(repo):
     wrong = []
     for module, served in _stage_modules(repo).items():
         declared = set().union(*(_declared_paths(stages[s]) for s in served))
-        for chain in _outermost_chains(ast.parse((repo / module).read_text()), "PATHS"):
-            matches = []
-            while chain and not matches:  # PATHS.split.report.read_text(): the entry is PATHS.split.report
-                pattern = ".".join(chain)
-                matches = [(k, v) for k, v in leaves.items()
-                           if fnmatch.fnmatch(".".join(k), pattern) or fnmatch.fnmatch(".".join(k[:len(chain)]), pattern)]
-                chain = chain[:-1]
-            assert matches, f"{module}: PATHS.{pattern} is not in paths.yaml"
-            for key, value in matches:
+        for read, matches in path_reads(repo / module, leaves).items():
+            assert matches, f"{module}: PATHS.{read} is not in paths.yaml"
+            for key in matches:
+                value = leaves[key]
                 if "paths." + ".".join(key) in SCRATCH:
                     continue
                 if value not in declared and not any(value in d.parents for d in declared):
@@ -221,23 +177,6 @@ def _declared_params(stage: dict) -> set[str]:
     return out
 
 
-def _param_reads(path: Path) -> set[str]:
-    """``params.<section>[.<key>]`` read in a module, by the name ``params`` (every stage's argument), and
-    through a local alias (``p = params.search`` then ``p.k1`` reads ``search.k1``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    reads = {".".join(c[:1] if c[1:2] and c[1].startswith("model_") else c[:2])  # p.model_dump(): the section
-             for c in _outermost_chains(tree, "params") if not c[0].startswith("model_")}
-    for func in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
-        for node in ast.walk(func):
-            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                    and isinstance(node.value, ast.Attribute) and _chain(node.value) is not None
-                    and _chain(node.value)[0] == "params" and len(_chain(node.value)) == 2):
-                section = _chain(node.value)[1]
-                keys = {c[0] for c in _outermost_chains(func, node.targets[0].id)}
-                reads |= {f"{section}.{k}" for k in keys if not k.startswith("model_")}
-    return reads
-
-
 def test_each_stage_module_reads_only_params_its_stages_declare(repo):
     """A params key a stage reads without declaring it is an edit `dvc repro` does not rerun for. Read
     statically from the stage module and from the training launcher it hands ``params`` to: a key read
@@ -248,7 +187,7 @@ def test_each_stage_module_reads_only_params_its_stages_declare(repo):
     wrong = []
     for module, served in _stage_modules(repo).items():
         text = (repo / module).read_text()
-        reads = _param_reads(repo / module) | (_param_reads(launcher) if "launch(" in text else set())
+        reads = param_reads(repo / module) | (param_reads(launcher) if "launch(" in text else set())
         declared = set().union(*(_declared_params(stages[s]) for s in served))
         for read in sorted(reads):
             section = read.split(".")[0]
@@ -263,9 +202,9 @@ def test_the_static_reads_see_variant_and_nested_access(tmp_path):
     src.write_text("def f(params, k):\n    x = PATHS.quail_mc[k].predictions\n    y = PATHS[f'train_{k}'].report\n"
                    "    p = params.retrieve\n    return params.search.k1, params.quail, PATHS.split.dir / 'a.json', p.k\n")
     tree = ast.parse(src.read_text())
-    assert _outermost_chains(tree, "PATHS") == {("quail_mc", "*", "predictions"), ("train_*", "report"),
+    assert outermost_chains(tree, "PATHS") == {("quail_mc", "*", "predictions"), ("train_*", "report"),
                                                  ("split", "dir")}
-    assert _param_reads(src) == {"search.k1", "quail", "retrieve", "retrieve.k"}
+    assert param_reads(src) == {"search.k1", "quail", "retrieve", "retrieve.k"}
 
 
 def test_moving_an_output_is_one_edit(repo, tmp_path):

@@ -1,8 +1,9 @@
-"""The edit counts the README states for a new stage, made in a throw-away copy exactly as written there: four
-edits for the stage (its module, its row in the stage table, its outputs in paths.yaml, its dvc.yaml entry),
-three more for settings of its own (their section in params.yaml, its model in a package's config.py with each
-field marked, its line in Params), then the generator. The copy must then pass the layout and graph checks
-``make test`` runs, run the stage, and let a run set the new science key (and only that one)."""
+"""The edit counts the README states for a new stage, made in a throw-away copy exactly as written there: three
+edits for the stage (its module, its row in the stage table, its outputs in paths.yaml), two more for settings
+of its own (its model in a package's config.py with each field marked and given a default, its line in
+Params), then the generator, which drafts the dvc.yaml entry and the params.yaml section. The copy must then
+pass the layout and graph checks ``make test`` runs, run the stage, and let a run set the new science key (and
+only that one)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.slow  # runs two test files in a copy
 
@@ -37,18 +39,11 @@ def run(params: Params) -> dict:
     return out
 '''
 
-DVC_ENTRY = '''
-  word_count:
-    cmd: python -m flows.stage word_count
-    deps:
-      - ${paths.check_params.stamp}
-    params:
-      - word_count
-    outs:
-      - ${paths.word_count.report}:
-          cache: false
-          persist: true
-'''
+DRAFTED_ENTRY = {  # what the generator must write: the params stamp, its own section, its report in git
+    "cmd": "python -m flows.stage word_count",
+    "params": ["word_count"],
+    "outs": [{"${paths.word_count.report}": {"cache": False, "persist": True}}],
+}
 
 SECTION_MODEL = '''
 
@@ -56,8 +51,8 @@ SECTION_MODEL = '''
 class WordCountParams(StrictModel):
     """The example stage's settings."""
 
-    min_len: Science[int] = Field(ge=1)
-    where: Infrastructure[str]
+    min_len: Science[int] = Field(default=3, ge=1)
+    where: Infrastructure[str] = "reports"
 '''
 
 
@@ -67,9 +62,9 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-def test_a_new_stage_with_settings_is_the_documented_seven_edits_and_the_generator(repo, tmp_path):
+def test_a_new_stage_with_settings_is_the_documented_five_edits_and_the_generator(repo, tmp_path):
     readme = (repo / "README.md").read_text()
-    assert re.search(r"a new one takes four edits[\s\S]{0,200}?seven\s+with settings of its own", readme), \
+    assert re.search(r"a new one takes three edits[\s\S]{0,200}?five\s+with settings of its own", readme), \
         "the README's count changed: change this test's edits with it"
     copy = tmp_path / "copy"
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True, text=True,
@@ -83,16 +78,13 @@ def test_a_new_stage_with_settings_is_the_documented_seven_edits_and_the_generat
     subprocess.run([*git, "add", "-A"], cwd=copy, check=True)
     subprocess.run([*git, "commit", "-qm", "the checkout before the new stage"], cwd=copy, check=True)
 
-    # the stage: 1 its module, 2 its row, 3 its outputs, 4 its dvc.yaml entry
+    # the stage: 1 its module, 2 its row, 3 its outputs
     (copy / "pipeline/stages/word_count.py").write_text(MODULE)
     _edit(copy / "pipeline/stage_table.py", '    "model_cards": Stage("model_cards"),\n',
           '    "model_cards": Stage("model_cards"),\n    "word_count": Stage("word_count"),\n')
     with (copy / "paths.yaml").open("a") as fh:
         fh.write("  word_count:\n    report: reports/word_count.json\n")
-    _edit(copy / "dvc.yaml", "\nmetrics:\n", DVC_ENTRY + "\nmetrics:\n")  # after the last of the stages
-    # its settings: 5 the section, 6 its model (fields marked), 7 its line in Params (with its import)
-    with (copy / "params.yaml").open("a") as fh:
-        fh.write("\nword_count:\n  min_len: 3\n  where: reports\n")
+    # its settings: 4 its model (fields marked, with defaults), 5 its line in Params (with its import)
     config = copy / "pipeline/wiki/config.py"
     config.write_text(config.read_text().rstrip("\n") + SECTION_MODEL)
     assert "from pipeline.common.trust import Infrastructure, Science\n" in config.read_text()  # already there
@@ -100,15 +92,24 @@ def test_a_new_stage_with_settings_is_the_documented_seven_edits_and_the_generat
     _edit(params_py, "from pipeline.wiki.config import WikiParams\n",
           "from pipeline.wiki.config import WikiParams, WordCountParams\n")
     _edit(params_py, "    schedule: ScheduleParams\n", "    schedule: ScheduleParams\n    word_count: WordCountParams\n")
+    params_before = (copy / "params.yaml").read_text()
 
     def python(*args: str) -> str:
         res = subprocess.run([sys.executable, *args], cwd=copy, capture_output=True, text=True, timeout=600)
         assert res.returncode == 0, f"{args}:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
         return res.stdout
 
-    python("-m", "pipeline.experiments.stage_deps")  # the generator: code deps
+    res = subprocess.run([sys.executable, "-m", "pipeline.experiments.stage_deps", "--check"], cwd=copy,
+                         capture_output=True, text=True)
+    assert res.returncode == 1 and "word_count" in res.stderr, res.stderr  # --check names what is missing
+    python("-m", "pipeline.experiments.stage_deps")  # the generator: the entry, the section, code deps
     python("-m", "pipeline.experiments.stage_deps", "--check")
-    assert "pipeline/stages/word_count.py" in (copy / "dvc.yaml").read_text()
+    params_after = (copy / "params.yaml").read_text()
+    assert params_after.startswith(params_before)  # the user's file above the new section, byte for byte
+    assert yaml.safe_load(params_after)["word_count"] == {"min_len": 3, "where": "reports"}
+    entry = yaml.safe_load((copy / "dvc.yaml").read_text())["stages"]["word_count"]
+    assert {k: entry[k] for k in DRAFTED_ENTRY} == DRAFTED_ENTRY
+    assert entry["deps"][0] == "${paths.check_params.stamp}" and "pipeline/stages/word_count.py" in entry["deps"]
     python("-c", "from pipeline import stage_table\nfrom pipeline.params import load_params\n"
                  "assert stage_table.run('word_count', load_params()) == {'min_len': 3}")
     assert (copy / "reports/word_count.json").read_text().split() == ["{", '"min_len":', "3", "}"]

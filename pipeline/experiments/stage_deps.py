@@ -27,6 +27,8 @@ import re
 import sys
 from pathlib import Path
 
+from pipeline.experiments.stage_entries import DraftError, append_sections, draft_entry, missing_sections
+
 PROJECT_PACKAGES = ("flows", "pipeline")
 BOUNDARY = {
     "flows": "the Prefect wrapper: names, tags and leases a run, writes no artifact",
@@ -179,18 +181,41 @@ def _rewrite_headline_outs(outs: list, want: list[str]) -> bool:
     return True
 
 
+def _commented(value: object) -> object:
+    """Plain dicts and lists as ruamel's round-trip types, so the drafted entry dumps in dvc.yaml's style."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(value, dict):
+        return CommentedMap({k: _commented(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return CommentedSeq([_commented(v) for v in value])
+    return value
+
+
 def update(repo: Path = ROOT, write: bool = True) -> list[str]:
-    """Stages whose code deps or headline outs differ from the walk and the registries (rewritten when
-    ``write``)."""
+    """Stages whose code deps or headline outs differ from the walk and the registries, stage-table rows dvc.yaml
+    lacks (drafted: :mod:`pipeline.experiments.stage_entries`) and ``Params`` sections params.yaml lacks (their
+    defaults); all written when ``write``."""
     from ruamel.yaml import YAML
+
+    from pipeline.stage_table import STAGES
 
     yaml = YAML()
     yaml.preserve_quotes = True
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)
+    sections = missing_sections(repo)
+    if sections and write:
+        append_sections(repo, sections)
     path = repo / "dvc.yaml"
     doc = yaml.load(path.read_text(encoding="utf-8"))
-    stale = []
+    stale = [f"params.yaml: {section}" for section in sections]
+    drafted = [name for name in STAGES if name not in doc["stages"]]
+    for name in drafted:
+        doc["stages"][name] = _commented(draft_entry(repo, name))
+    if drafted and "metrics" in doc:
+        doc.yaml_set_comment_before_after_key("metrics", before="\n")  # the blank line after the last stage
+    stale += [f"dvc.yaml: {name} (drafted)" for name in drafted]
     for name, stage in doc["stages"].items():
         body = stage["do"] if "foreach" in stage else stage
         deps = body["deps"]
@@ -202,8 +227,8 @@ def update(repo: Path = ROOT, write: bool = True) -> list[str]:
             changed = True
             deps.clear()
             deps.extend(others + want)  # what a person reads first: the data a stage stands on
-        if changed:
-            stale.append(name)
+        if changed and name not in drafted:
+            stale.append(f"dvc.yaml: {name}")
     if stale and write:
         with path.open("w", encoding="utf-8") as fh:
             yaml.dump(doc, fh)
@@ -212,15 +237,18 @@ def update(repo: Path = ROOT, write: bool = True) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipeline.experiments.stage_deps", description=__doc__.split("\n")[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 if dvc.yaml's code deps differ from the walk")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 if dvc.yaml's code deps differ from the walk, or a stage or a section is missing")
     args = ap.parse_args(argv)
-    stale = update(write=not args.check)
+    try:
+        stale = update(write=not args.check)
+    except DraftError as exc:
+        print(f"stage_deps: {exc}", file=sys.stderr)
+        return 2
     if args.check and stale:
-        print(f"dvc.yaml: code deps or headline outs out of date for {', '.join(stale)}; run python -m "
-              "pipeline.experiments.stage_deps",
-              file=sys.stderr)
+        print(f"out of date: {'; '.join(stale)}; run python -m pipeline.experiments.stage_deps", file=sys.stderr)
         return 1
-    print(f"dvc.yaml: {'rewrote' if stale else 'up to date:'} {', '.join(stale) or 'every stage'}")
+    print(f"wrote {'; '.join(stale)}" if stale else "dvc.yaml and params.yaml: up to date")
     return 0
 
 

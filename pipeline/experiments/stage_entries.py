@@ -1,0 +1,124 @@
+"""The first draft of a new stage's wiring, written by the generator (``python -m pipeline.experiments.stage_deps``)
+so that a stage is its module, its row in the stage table and its outputs in paths.yaml; settings of its own
+add their section model and its line in ``Params``.
+
+- **Its dvc.yaml entry**, for a row of ``pipeline.stage_table.STAGES`` that dvc.yaml lacks: ``cmd``; deps: the
+  params stamp and every paths.yaml entry of another stage that its module reads (``PATHS.split.dir``); params:
+  what its module reads (its own section whole, single keys of the others); outs: every entry of its
+  paths.yaml group, files under ``reports/``, ``plots/`` and ``metrics/`` in git (``cache: false``, ``persist:
+  true``), the rest in DVC's cache. The code deps and headline outs follow from ``stage_deps``' usual pass.
+  After that the entry is a person's: the generator never rewrites an entry's data deps, params or outs.
+- **Its params.yaml section**, for a ``Params`` field that params.yaml lacks: the section model's defaults,
+  appended at the end of the file (the rest of the file is left byte for byte).
+
+A stage the reads cannot describe (a variant stage, one handed a section by name) is refused with what to write
+by hand, rather than drafted wrong.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.experiments.static_reads import param_reads, path_reads
+
+GIT_TRACKED = ("reports", "plots", "metrics")  # top folders of small files a person reads and diffs: in git
+STAMP = "${paths.check_params.stamp}"
+
+
+class DraftError(ValueError):
+    """A new stage's entry or section cannot be drafted; the message says what to write by hand."""
+
+
+def _leaves(tree: dict, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], Path]:
+    out: dict[tuple[str, ...], Path] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(_leaves(value, (*prefix, key)))
+        else:
+            out[(*prefix, key)] = Path(value)
+    return out
+
+
+def draft_entry(repo: Path, name: str) -> dict[str, Any]:
+    """dvc.yaml's entry for the stage-table row ``name`` (plain values; the caller adds code deps)."""
+    from pipeline.stage_table import STAGES
+
+    stage = STAGES[name]
+    if stage.variants is not None or stage.args:
+        raise DraftError(f"stage {name}: a stage with variants or args reads its paths and params through a "
+                         "variable; write its dvc.yaml entry by hand (docs/stages.md, Adding a stage)")
+    layout = yaml.safe_load((repo / "paths.yaml").read_text(encoding="utf-8"))["paths"]
+    if not isinstance(layout.get(name), dict):
+        raise DraftError(f"stage {name}: paths.yaml has no `{name}:` group; write its outputs there first")
+    leaves = _leaves(layout)
+    module = repo / Path(*stage.work_module.split(".")).with_suffix(".py")
+    if not module.is_file():
+        raise DraftError(f"stage {name}: its module {module.relative_to(repo)} does not exist")
+
+    deps = [STAMP] if name != "check_params" else ["params.yaml"]
+    for read, keys in sorted(path_reads(module, leaves).items()):
+        if not keys:
+            raise DraftError(f"{module.relative_to(repo)}: PATHS.{read} is not in paths.yaml")
+        for key in keys:
+            ref = "${paths." + ".".join(key) + "}"
+            if key[0] != name and ref not in deps:
+                deps.append(ref)
+
+    reads = param_reads(module)
+    keyed = {read.split(".")[0] for read in reads if "." in read}
+    # its own section whole; another section whole only when handed on whole (``p = params.quail`` then
+    # ``p.seed`` reads one key)
+    sections = sorted({r.split(".")[0] for r in reads if r.split(".")[0] == name or ("." not in r and r not in keyed)})
+    params = sections + sorted(r for r in reads if "." in r and r.split(".")[0] not in sections)
+
+    outs: list[Any] = []
+    for key, value in leaves.items():
+        if key[0] != name:
+            continue
+        ref = "${paths." + ".".join(key) + "}"
+        outs.append({ref: {"cache": False, "persist": True}} if value.parts[0] in GIT_TRACKED else ref)
+    entry: dict[str, Any] = {"cmd": f"python -m flows.stage {name}", "deps": deps}
+    if params:
+        entry["params"] = params
+    entry["outs"] = outs
+    return entry
+
+
+def missing_sections(repo: Path) -> dict[str, dict[str, Any]]:
+    """Each ``Params`` section params.yaml lacks -> its defaults (a field without one is refused by name)."""
+    from pydantic_core import PydanticUndefined
+
+    from pipeline.params import Params
+
+    have = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8")) or {}
+    out: dict[str, dict[str, Any]] = {}
+    for section, field in Params.model_fields.items():
+        if section in have:
+            continue
+        model = field.annotation
+        values: dict[str, Any] = {}
+        for key, sub in model.model_fields.items():
+            if sub.default_factory is not None:
+                value = sub.default_factory()
+            elif sub.default is not PydanticUndefined:
+                value = sub.default
+            else:
+                raise DraftError(f"params.yaml has no `{section}:` section and {model.__name__}.{key} has no "
+                                 "default: give every field a default, or write the section by hand")
+            values[key] = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+        out[section] = values
+    return out
+
+
+def append_sections(repo: Path, sections: dict[str, dict[str, Any]]) -> None:
+    """Append the drafted sections to params.yaml, leaving the file's text above them as it was."""
+    path = repo / "params.yaml"
+    text = path.read_text(encoding="utf-8")
+    block = "".join("\n" + yaml.safe_dump({section: values}, sort_keys=False, default_flow_style=False)
+                    for section, values in sections.items())
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(text.rstrip("\n") + "\n" + block, encoding="utf-8")
+    tmp.replace(path)
