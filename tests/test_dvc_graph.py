@@ -324,7 +324,7 @@ def _stage_closures(repo: Path) -> dict[str, list[Path]]:
 def test_the_boundary_is_only_reached_where_it_cannot_change_bytes(repo):
     """No stage's work imports the Prefect wrapper; it reaches params only under TYPE_CHECKING or to validate
     (``validate_params``/``load_params``/``project_section``, which return the file's values unchanged); and the
-    logging module opens no file and returns nothing a stage writes."""
+    logging module and the trust marks open no file."""
     import ast
 
     validators = {"load_params", "validate_params", "project_section", "ParamsError", "format_validation_error"}
@@ -343,10 +343,25 @@ def test_the_boundary_is_only_reached_where_it_cannot_change_bytes(repo):
                 assert not any(t == "flows" or t.startswith("flows.") for t in targets), f"{name}: {rel} imports flows"
                 if isinstance(node, ast.ImportFrom) and node.module == "pipeline.params":
                     assert {a.name for a in node.names} <= validators, f"{name}: {rel} uses the schema at run time"
-    logs = ast.parse((repo / "pipeline/common/logs.py").read_text(encoding="utf-8"))
     writes = {"open", "write_text", "write_bytes", "replace", "rename", "mkdir", "dump", "unlink", "fdopen"}
-    called = {getattr(n.func, "id", getattr(n.func, "attr", None)) for n in ast.walk(logs) if isinstance(n, ast.Call)}
-    assert not called & writes, called & writes
+    for rel in ("pipeline/common/logs.py", "pipeline/common/trust.py"):
+        tree = ast.parse((repo / rel).read_text(encoding="utf-8"))
+        called = {getattr(n.func, "id", getattr(n.func, "attr", None)) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        assert not called & writes, (rel, called & writes)
+
+
+def test_the_trust_marks_change_no_value():
+    """Why pipeline.common.trust may stay outside the code deps: a field marked ``Science[int]`` validates and
+    dumps exactly as the bare ``int``, and the mark is metadata only ``params_trust`` reads."""
+    from pydantic import Field, create_model
+
+    from pipeline.common.trust import Infrastructure, Science, Trust, trust_of
+
+    marked = create_model("Marked", k=(Science[int], Field(ge=1)), url=(Infrastructure[str], ...))
+    bare = create_model("Bare", k=(int, Field(ge=1)), url=(str, ...))
+    for raw in ({"k": 3, "url": "x"}, {"k": "3", "url": "x"}, {"k": 3.0, "url": "y"}):
+        assert marked(**raw).model_dump(mode="json") == bare(**raw).model_dump(mode="json")
+    assert trust_of(marked.model_fields["k"]) is Trust.SCIENCE and trust_of(bare.model_fields["k"]) is None
 
 
 def test_validation_changes_no_value(repo):

@@ -16,7 +16,8 @@ by its file name (``spider.py``, run by ``scrapy runspider``) counts as imported
 
 It does not enter :data:`BOUNDARY`: the Prefect wrapper (``flows/``, which starts the walk's work and writes
 nothing), params validation (which checks values and never changes one; DVC tracks the values themselves),
-and logging. Each is held to that by a test (tests/test_dvc_graph.py).
+the trust marks on the params fields (metadata a run's check reads; a field's value is the same with or without
+them) and logging. Each is held to that by a test (tests/test_dvc_graph.py).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ BOUNDARY = {
     "flows": "the Prefect wrapper: names, tags and leases a run, writes no artifact",
     "pipeline.params": "params validation: accepts or refuses values, never changes one",
     "pipeline.common.logs": "log lines and progress: opens no file",
+    "pipeline.common.trust": "the Science/Infrastructure marks on params fields: type metadata, no value",
 }
 _DOTTED = re.compile(r"(?:flows|pipeline)(?:\.[A-Za-z_]\w*)+")
 ROOT = Path(__file__).resolve().parents[2]
