@@ -62,10 +62,11 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-def test_a_new_stage_with_settings_is_the_documented_five_edits_and_the_generator(repo, tmp_path):
-    readme = (repo / "README.md").read_text()
-    assert re.search(r"a new one takes three edits[\s\S]{0,200}?five\s+with settings of its own", readme), \
-        "the README's count changed: change this test's edits with it"
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+
+
+def _copy(repo: Path, tmp_path: Path) -> Path:
+    """The tracked files in a fresh git repository, committed."""
     copy = tmp_path / "copy"
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True, text=True,
                              check=True).stdout.split("\0")
@@ -73,10 +74,37 @@ def test_a_new_stage_with_settings_is_the_documented_five_edits_and_the_generato
         if (repo / rel).is_file() and not (repo / rel).is_symlink():
             (copy / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(repo / rel, copy / rel)
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
     subprocess.run(["git", "init", "-q"], cwd=copy, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=copy, check=True)
-    subprocess.run([*git, "commit", "-qm", "the checkout before the new stage"], cwd=copy, check=True)
+    subprocess.run([*GIT, "add", "-A"], cwd=copy, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "the checkout before the edits"], cwd=copy, check=True)
+    return copy
+
+
+def _python(copy: Path, *args: str) -> str:
+    res = subprocess.run([sys.executable, *args], cwd=copy, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, f"{args}:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    return res.stdout
+
+
+def _make_test_passes(repo: Path, copy: Path, message: str, before_a_run: tuple[str, ...] = ()) -> None:
+    """What `make test` checks of a stage's wiring, on the copy as committed (the tests read committed params);
+    ``before_a_run``: the tests that compare the committed run's files, left out where the new stage's files
+    come only from running it."""
+    subprocess.run([*GIT, "add", "-A"], cwd=copy, check=True)
+    subprocess.run([*GIT, "commit", "-qm", message], cwd=copy, check=True)
+    (copy / ".venv").symlink_to(repo / ".venv")  # for the tests that run the checkout's dvc
+    left_out = ["-k", " and ".join(f"not {name}" for name in before_a_run)] if before_a_run else []
+    out = _python(copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", *left_out,
+                  "tests/test_layout.py", "tests/test_dvc_graph.py", "tests/test_params_trust.py",
+                  "tests/test_layers.py")
+    assert " passed" in out and "failed" not in out, out[-2000:]
+
+
+def test_a_new_stage_with_settings_is_the_documented_five_edits_and_the_generator(repo, tmp_path):
+    readme = (repo / "README.md").read_text()
+    assert re.search(r"a new one takes three edits[\s\S]{0,200}?five\s+with settings of its own", readme), \
+        "the README's count changed: change this test's edits with it"
+    copy = _copy(repo, tmp_path)
 
     # the stage: 1 its module, 2 its row, 3 its outputs
     (copy / "pipeline/stages/word_count.py").write_text(MODULE)
@@ -95,9 +123,7 @@ def test_a_new_stage_with_settings_is_the_documented_five_edits_and_the_generato
     params_before = (copy / "params.yaml").read_text()
 
     def python(*args: str) -> str:
-        res = subprocess.run([sys.executable, *args], cwd=copy, capture_output=True, text=True, timeout=600)
-        assert res.returncode == 0, f"{args}:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
-        return res.stdout
+        return _python(copy, *args)
 
     res = subprocess.run([sys.executable, "-m", "pipeline.experiments.stage_deps", "--check"], cwd=copy,
                          capture_output=True, text=True)
@@ -123,10 +149,72 @@ def test_a_new_stage_with_settings_is_the_documented_five_edits_and_the_generato
         else:
             raise SystemExit("a run set an Infrastructure key")
         """))
-    # what `make test` checks of a stage's wiring, on the copy as committed (the tests read committed params)
-    subprocess.run([*git, "add", "-A"], cwd=copy, check=True)
-    subprocess.run([*git, "commit", "-qm", "word_count"], cwd=copy, check=True)
-    (copy / ".venv").symlink_to(repo / ".venv")  # for the tests that run the checkout's dvc
-    out = python("-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", "tests/test_layout.py",
-                 "tests/test_dvc_graph.py", "tests/test_params_trust.py", "tests/test_layers.py")
-    assert " passed" in out and "failed" not in out, out[-2000:]
+    _make_test_passes(repo, copy, "word_count")
+
+
+NEW_VARIANT = "full_first"  # the passage's first words instead of its sentences most related to question + options
+VARIANT_GROUP = """\
+    full_first:
+      model_dir: models/quail_mc_full_first
+      model: models/quail_mc_full_first/final
+      live: dvclive/quail_mc_full_first
+      train_report: reports/train_quail_mc_full_first.json
+      predictions: data/predictions/quail/mc_full_first.json
+      predict_report: reports/predict_quail_mc_full_first.json
+      report: reports/quail_mc_full_first.json
+"""
+
+
+def test_a_new_trained_model_of_a_family_is_the_documented_five_edits_and_the_generator(repo, tmp_path):
+    """A new QuAIL input variant: its own model trained, predicted, scored, compared, carded and taken to the
+    GPU node. The train/predict/evaluate stages are dvc.yaml's foreach over its paths.yaml group; compare,
+    difficulty and the cards loop over the variants, and the generator adds what they now name to their
+    entries."""
+    readme = (repo / "README.md").read_text()
+    assert re.search(r"new\s+trained\s+model\s+of\s+a\s+family[\s\S]{0,200}?five\s+edits", readme), \
+        "the README's count changed: change this test's edits with it"
+    copy = _copy(repo, tmp_path)
+    # 1 its name in the registry, 2 its input, 3 its outputs, 4 its card's path, 5 the card as an out
+    _edit(copy / "pipeline/quail/systems.py", '"question_options", "options")',
+          f'"question_options", "options", "{NEW_VARIANT}")')
+    _edit(copy / "pipeline/quail/mc_model.py", '    if variant == "options":\n',
+          f'    if variant == "{NEW_VARIANT}":\n'
+          '        passage = " ".join(q.context.split()[:max_words])\n'
+          '        return [passage] * len(q.options), [f"{q.question} {o}" for o in q.options]\n'
+          '    if variant == "options":\n')
+    _edit(copy / "paths.yaml", "      report: reports/quail_mc_options.json\n",
+          "      report: reports/quail_mc_options.json\n" + VARIANT_GROUP)
+    _edit(copy / "paths.yaml", "      options: models/quail_mc_options/README.md\n",
+          "      options: models/quail_mc_options/README.md\n"
+          f"      {NEW_VARIANT}: models/quail_mc_{NEW_VARIANT}/README.md\n")
+    _edit(copy / "dvc.yaml", "      - ${paths.model_cards.quail_mc.options}:\n          cache: false\n          persist: true\n",
+          "      - ${paths.model_cards.quail_mc.options}:\n          cache: false\n          persist: true\n"
+          f"      - ${{paths.model_cards.quail_mc.{NEW_VARIANT}}}:\n          cache: false\n          persist: true\n")
+
+    res = subprocess.run([sys.executable, "-m", "pipeline.experiments.stage_deps", "--check"], cwd=copy,
+                         capture_output=True, text=True)
+    assert res.returncode == 1, res.stderr
+    _python(copy, "-m", "pipeline.experiments.stage_deps")
+    _python(copy, "-m", "pipeline.experiments.stage_deps", "--check")
+    stages = yaml.safe_load((copy / "dvc.yaml").read_text())["stages"]
+    predictions = f"${{paths.quail_mc.{NEW_VARIANT}.predictions}}"
+    for reader in ("compare", "difficulty"):
+        assert predictions in stages[reader]["deps"], reader
+    assert f"${{paths.quail_mc.{NEW_VARIANT}.model}}" in stages["model_cards"]["deps"]
+    assert {f"${{paths.metrics}}/quail/mc_full-{NEW_VARIANT}.json": {"cache": False, "persist": True}} \
+        in stages["compare"]["outs"]  # its headline row against the full model
+    _python(copy, "-c", textwrap.dedent(f"""\
+        from pipeline.offline.node import MODEL_CHAINS
+        from pipeline.quail.mc_model import pair_texts
+        from pipeline.quail.data import MCQuestion
+        assert ("train_quail_mc@{NEW_VARIANT}", "predict_quail_mc@{NEW_VARIANT}",
+                "evaluate_quail_mc@{NEW_VARIANT}") in MODEL_CHAINS
+        q = MCQuestion(**{{f: None for f in MCQuestion.__dataclass_fields__}} | dict(
+            context="one two three four five", question="Which?", options=["a", "b", "c", "d"]))
+        assert pair_texts(q, "{NEW_VARIANT}", 3) == (["one two three"] * 4, ["Which? a", "Which? b", "Which? c",
+                                                                            "Which? d"])
+        """))
+    # the metrics/ files of the committed run are the declared ones once `dvc repro` has run the new model
+    _make_test_passes(repo, copy, NEW_VARIANT, before_a_run=(
+        "test_headline_outs_come_from_the_registries_and_name_every_headline_file",
+        "test_metrics_are_the_headline_files_and_plots_live_under_plots"))

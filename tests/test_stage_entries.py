@@ -105,3 +105,18 @@ def test_a_missing_section_gets_its_defaults_and_the_file_above_it_is_kept(tmp_p
     monkeypatch.setattr(schema, "Params", Without)
     with pytest.raises(DraftError, match=r"NoDefault\.min_len has no default"):
         missing_sections(repo)
+
+
+def test_an_entry_grows_by_what_its_module_names_and_it_lacks(tmp_path, tally):
+    from pipeline.experiments.stage_entries import lacking
+
+    repo = _repo(tmp_path)
+    assert lacking(repo, "tally", ["${paths.check_params.stamp}"], ["tally"], []) == (
+        ["${paths.split.dir}"], ["quail.seed", "split.seed"])
+    # a declared folder around it, a declared section, a key in params.yaml's own list: nothing lacks
+    (repo / "paths.yaml").write_text(PATHS_YAML.replace("    dir: data/nlquad/splits\n",
+                                                        "    dir: data/nlquad/splits\n    root: data/nlquad\n"))
+    assert lacking(repo, "tally", ["${paths.split.root}"], ["tally", "quail", {"params.yaml": ["split.seed"]}],
+                   []) == ([], [])
+    assert lacking(repo, "tally", ["${paths.split.root}"], ["tally", "quail", {"other.yaml": ["split.seed"]}],
+                   []) == ([], ["split.seed"])  # a key of another file is another setting

@@ -27,8 +27,9 @@ import ast
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
-from pipeline.experiments.stage_entries import DraftError, append_sections, draft_entry, missing_sections
+from pipeline.experiments.stage_entries import DraftError, append_sections, draft_entry, lacking, missing_sections
 
 PROJECT_PACKAGES = ("flows", "pipeline")
 BOUNDARY = {
@@ -194,6 +195,22 @@ def _commented(value: object) -> object:
     return value
 
 
+def _grown(repo: Path, name: str, stage: Any, others: list) -> list[str]:
+    """Add to a plain stage's entry the data deps and params its module names and the entry lacks (appended to
+    ``others``, its data deps, and to its params); what was added. A foreach or args stage reads through a
+    variable and is left as written."""
+    from pipeline.stage_table import STAGES
+
+    word = stage.get("cmd", "").split()[3:4] if "foreach" not in stage else []
+    if not word or STAGES[word[0]].variants is not None or STAGES[word[0]].args or name != word[0]:
+        return []
+    deps, params = lacking(repo, name, others, list(stage.get("params", [])), list(stage.get("outs", [])))
+    others.extend(deps)
+    if params:
+        stage.setdefault("params", []).extend(params)
+    return deps + params
+
+
 def update(repo: Path = ROOT, write: bool = True) -> list[str]:
     """Stages whose code deps or headline outs differ from the walk and the registries, stage-table rows dvc.yaml
     lacks (drafted: :mod:`pipeline.experiments.stage_entries`) and ``Params`` sections params.yaml lacks (their
@@ -223,13 +240,16 @@ def update(repo: Path = ROOT, write: bool = True) -> list[str]:
         deps = body["deps"]
         want = code_deps(repo, body["cmd"])
         others = [d for d in deps if not (isinstance(d, str) and _is_code(d))]
+        grown = _grown(repo, name, stage, others)
+        if grown:
+            stale.append(f"dvc.yaml: {name} (+ {', '.join(grown)})")
         headlines = headline_outs(body["cmd"], "foreach" in stage)
         changed = headlines is not None and _rewrite_headline_outs(body.setdefault("outs", []), headlines)
         if list(deps) != others + want:
             changed = True
             deps.clear()
             deps.extend(others + want)  # what a person reads first: the data a stage stands on
-        if changed and name not in drafted:
+        if changed and name not in drafted and not grown:
             stale.append(f"dvc.yaml: {name}")
     if stale and write:
         with path.open("w", encoding="utf-8") as fh:

@@ -42,40 +42,48 @@ def _leaves(tree: dict, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], P
     return out
 
 
-def draft_entry(repo: Path, name: str) -> dict[str, Any]:
-    """dvc.yaml's entry for the stage-table row ``name`` (plain values; the caller adds code deps)."""
+def _plain_module(repo: Path, name: str) -> Path:
     from pipeline.stage_table import STAGES
 
     stage = STAGES[name]
     if stage.variants is not None or stage.args:
         raise DraftError(f"stage {name}: a stage with variants or args reads its paths and params through a "
                          "variable; write its dvc.yaml entry by hand (docs/stages.md, Adding a stage)")
-    layout = yaml.safe_load((repo / "paths.yaml").read_text(encoding="utf-8"))["paths"]
-    if not isinstance(layout.get(name), dict):
-        raise DraftError(f"stage {name}: paths.yaml has no `{name}:` group; write its outputs there first")
-    leaves = _leaves(layout)
     module = repo / Path(*stage.work_module.split(".")).with_suffix(".py")
     if not module.is_file():
         raise DraftError(f"stage {name}: its module {module.relative_to(repo)} does not exist")
+    return module
 
-    deps = [STAMP] if name != "check_params" else ["params.yaml"]
-    for read, keys in sorted(path_reads(module, leaves).items()):
+
+def _layout(repo: Path) -> dict:
+    return yaml.safe_load((repo / "paths.yaml").read_text(encoding="utf-8"))["paths"]
+
+
+def named_reads(repo: Path, name: str) -> tuple[list[str], list[str]]:
+    """What stage ``name``'s module names: the paths.yaml entries of other stages (``${paths.split.dir}``, its
+    data deps) and the params (its own section whole, single keys of the others; another section whole only
+    when handed on whole: ``p = params.quail`` then ``p.seed`` reads one key)."""
+    module = _plain_module(repo, name)
+    deps: list[str] = []
+    for read, keys in sorted(path_reads(module, _leaves(_layout(repo))).items()):
         if not keys:
             raise DraftError(f"{module.relative_to(repo)}: PATHS.{read} is not in paths.yaml")
-        for key in keys:
-            ref = "${paths." + ".".join(key) + "}"
-            if key[0] != name and ref not in deps:
-                deps.append(ref)
-
+        deps += [ref for ref in ("${paths." + ".".join(k) + "}" for k in keys if k[0] != name) if ref not in deps]
     reads = param_reads(module)
     keyed = {read.split(".")[0] for read in reads if "." in read}
-    # its own section whole; another section whole only when handed on whole (``p = params.quail`` then
-    # ``p.seed`` reads one key)
     sections = sorted({r.split(".")[0] for r in reads if r.split(".")[0] == name or ("." not in r and r not in keyed)})
-    params = sections + sorted(r for r in reads if "." in r and r.split(".")[0] not in sections)
+    return deps, sections + sorted(r for r in reads if "." in r and r.split(".")[0] not in sections)
 
+
+def draft_entry(repo: Path, name: str) -> dict[str, Any]:
+    """dvc.yaml's entry for the stage-table row ``name`` (plain values; the caller adds code deps)."""
+    layout = _layout(repo)
+    if not isinstance(layout.get(name), dict):
+        raise DraftError(f"stage {name}: paths.yaml has no `{name}:` group; write its outputs there first")
+    deps, params = named_reads(repo, name)
+    deps = ([STAMP] if name != "check_params" else ["params.yaml"]) + deps
     outs: list[Any] = []
-    for key, value in leaves.items():
+    for key, value in _leaves(layout).items():
         if key[0] != name:
             continue
         ref = "${paths." + ".".join(key) + "}"
@@ -85,6 +93,38 @@ def draft_entry(repo: Path, name: str) -> dict[str, Any]:
         entry["params"] = params
     entry["outs"] = outs
     return entry
+
+
+def _resolved(repo: Path, ref: str) -> Path | None:
+    """``${paths.a.b}`` (or ``${paths.a.b}/file``) as the path it names; None for anything else."""
+    if not ref.startswith("${paths."):
+        return None
+    key, _, rest = ref[len("${paths."):].partition("}")
+    node: Any = _layout(repo)
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return Path(node) / rest.lstrip("/") if isinstance(node, str) else None
+
+
+def lacking(repo: Path, name: str, deps: list, params: list, outs: list) -> tuple[list[str], list[str]]:
+    """The data deps and params stage ``name``'s module names that its committed entry (``deps``, ``params``)
+    lacks: a registry that grows (a new QuAIL variant, read by ``PATHS.quail_mc[v].predictions``) reaches the
+    stages that loop over it. A dep inside a declared folder (or one of its own ``outs``), or a key inside a
+    declared section, is there."""
+    want_deps, want_params = named_reads(repo, name)
+    have = {_resolved(repo, d if isinstance(d, str) else next(iter(d))) for d in [*deps, *outs]} - {None}
+    # a read is declared when it is a declared path, lies inside one, or holds one (a model's checkpoint folder
+    # around its declared final/), as tests/test_layout.py accepts
+    missing_deps = [d for d in want_deps if d not in deps and not any(
+        p == h or h in p.parents or p in h.parents for p in [_resolved(repo, d)] for h in have)]
+    declared: set[str] = set()
+    for entry in params:  # "section", "section.key", or {file: [keys]} (only params.yaml's keys are these)
+        declared.update(entry.get("params.yaml", []) if isinstance(entry, dict) else [entry])
+    missing_params = [r for r in want_params if r not in declared and r.split(".")[0] not in declared
+                      and not (r == r.split(".")[0] and any(d.startswith(r + ".") for d in declared))]
+    return missing_deps, missing_params
 
 
 def missing_sections(repo: Path) -> dict[str, dict[str, Any]]:
