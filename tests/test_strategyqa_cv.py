@@ -109,8 +109,22 @@ def test_cross_validation_runs_pairs_settings_and_resumes_after_a_kill(shared, s
         stage_flow("strategyqa_cv").fn(params_file=params)
     assert trained == ["question_only:0", "question_only:1", "ir_q:0"]
     trained.clear()
+    # the contexts and the start weights are read once a run, not again by each fold's training
+    from pipeline.stages import train_strategyqa_qa
+    reads = {"contexts": 0, "weights": 0}
+    real_load, real_digest = strategyqa_cv.load_cv_data, train_strategyqa_qa._weights_digest
+
+    def counted(name, fn):
+        def wrapper(*args, **kwargs):
+            reads[name] += 1
+            return fn(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(strategyqa_cv, "load_cv_data", counted("contexts", real_load))
+    monkeypatch.setattr(train_strategyqa_qa, "_weights_digest", counted("weights", real_digest))
     report = stage_flow("strategyqa_cv").fn(params_file=params)
     assert trained == ["ir_q:0", "ir_q:1"]  # the finished folds were read back, not trained again
+    assert reads == {"contexts": 1, "weights": 1}, reads
     labelled = len(generated)
     assert report["labelled_questions"] == labelled and sum(report["fold_sizes"]) == labelled
     predictions = json.loads((tmp_path / "data/predictions/strategyqa_cv.json").read_text())

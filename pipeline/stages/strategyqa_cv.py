@@ -6,8 +6,9 @@ folds; the out-of-fold answers of all 2,290 questions are scored against the maj
 training part, and settings against each other, with paired intervals over questions (the unit StrategyQA
 sampled). Writes ``predictions`` (every question's fold, answer and logits per setting) and ``report``.
 
-A fold's answers are kept under ``work_dir`` as soon as it is done, with the inputs that made them, so a killed
-run resumes at the next fold; the folder goes once the stage has written its outputs. With ``folds: 0`` (the
+The stage reads the contexts and hashes the start weights once; each fold's training reads only the texts and
+labels the stage wrote for it (``inputs.json``). A fold's answers are kept under ``work_dir`` as soon as it is
+done, with the inputs that made them, so a killed run resumes at the next fold; the folder goes once the stage has written its outputs. With ``folds: 0`` (the
 default on two cores) the stage writes an empty result that says it is off.
 """
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from pipeline.params import Params
 
 RESULT = "result.json"  # a finished fold's answers, beside its checkpoints
+INPUTS = "inputs.json"  # what the fold trains on (texts, labels, fingerprint), read by every rank
 
 
 @dataclass(frozen=True)
@@ -98,32 +100,41 @@ def fold_questions(params: Params, data: CVData, setting: str, fold: int):
     return fold_split(setting_pool(data, setting), data.assignment, fold, p.dev_share, p.seed)
 
 
+def fold_inputs(data: CVData, setting: str, split, fingerprint: dict[str, Any]) -> dict[str, Any]:
+    """What a fold trains on, as texts and labels: written by the stage once per fold (``INPUTS``), so the
+    training (here or in every torchrun rank) reads a few MB instead of the 15 MB contexts and the 90 MB start
+    weights again."""
+    def part(questions: list[StrategyQuestion]) -> dict[str, Any]:
+        first, second = build_inputs(questions, setting, data.ranked.get(setting), data.paragraphs)
+        return {"first": first, "second": second, "labels": labels(questions)}
+
+    return {"fingerprint": fingerprint, "train": part(split.train), "dev": part(split.dev)}
+
+
 def train(params: Params, variant: str) -> dict[str, Any]:
-    """Fit one ``<setting>:<fold>``; run in the stage's process or in every torchrun rank
-    (``pipeline.launcher.torchrun``). Returns the training statistics."""
+    """Fit one ``<setting>:<fold>`` from the inputs the stage wrote for it; run in the stage's process or in
+    every torchrun rank (``pipeline.launcher.torchrun``). Returns the training statistics."""
     from transformers import AutoTokenizer
 
-    from pipeline.stages.train_strategyqa_qa import _weights_digest, start_weights
+    from pipeline.stages.train_strategyqa_qa import start_weights
 
     p, cv = params.strategyqa_qa, params.strategyqa_cv
     setting, fold = parse_variant(variant, cv.folds)
-    data = load_cv_data(params)
-    split = fold_questions(params, data, setting, fold)
+    inputs = json.loads((fold_dir(setting, fold) / INPUTS).read_text(encoding="utf-8"))
     start = start_weights(params)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(start))
 
-    def features(questions: list[StrategyQuestion]):
-        first, second = build_inputs(questions, setting, data.ranked.get(setting), data.paragraphs)
-        return encode_pairs(tokenizer, first, second, p.max_seq_len)
+    def features(part: dict[str, Any]):
+        return encode_pairs(tokenizer, part["first"], part["second"], p.max_seq_len)
 
-    get_logger().info("strategyqa_cv %s fold %d/%d: %d training, %d dev, %d scored questions", setting, fold + 1,
-                      cv.folds, len(split.train), len(split.dev), len(split.test))
-    dev_set = choice_dev_set("classification", features(split.dev), labels(split.dev), 2, p.eval_batch_size)
+    get_logger().info("strategyqa_cv %s fold %d/%d: %d training, %d dev questions", setting, fold + 1, cv.folds,
+                      len(inputs["train"]["labels"]), len(inputs["dev"]["labels"]))
+    dev_set = choice_dev_set("classification", features(inputs["dev"]), inputs["dev"]["labels"], 2,
+                             p.eval_batch_size)
     return train_choice_model(
-        "classification", features(split.train), labels(split.train), 2,
-        TrainConfig.from_params(p.budget_for(setting), start), fold_dir(setting, fold),
-        _fingerprint(params, setting, fold, data, start, _weights_digest(start)), label_names=("no", "yes"),
-        dev=dev_set)
+        "classification", features(inputs["train"]), inputs["train"]["labels"], 2,
+        TrainConfig.from_params(p.budget_for(setting), start), fold_dir(setting, fold), inputs["fingerprint"],
+        label_names=("no", "yes"), dev=dev_set)
 
 
 def _fingerprint(params: Params, setting: str, fold: int, data: CVData, start: str,
@@ -151,8 +162,9 @@ def _run_fold(params: Params, data: CVData, setting: str, fold: int, start_diges
         if kept.get("fingerprint") == fingerprint:
             get_logger().info("strategyqa_cv %s fold %d: answered in an earlier run, kept", setting, fold)
             return kept
-    stats = launch(train, params, f"{setting}:{fold}", out)
     split = fold_questions(params, data, setting, fold)
+    write_json(out / INPUTS, fold_inputs(data, setting, split, fingerprint), None)
+    stats = launch(train, params, f"{setting}:{fold}", out)
     p = params.strategyqa_qa
     model = out / "final"
     first, second = build_inputs(split.test, setting, data.ranked.get(setting), data.paragraphs)
