@@ -25,6 +25,7 @@ class Stage:
     retry_delays_s: tuple[int, ...] = ()  # one retry per delay, for failures flows' is_transient accepts
     why_retry: str = ""
     trains: bool = False  # trains, predicts with or scores a model: the offline GPU node runs it
+    after: str | None = None  # a training stage whose model this one may start from: the node redoes them together
 
     @property
     def work_module(self) -> str:
@@ -58,7 +59,8 @@ STAGES: dict[str, Stage] = {
     "benchmark_sources": Stage("benchmark_sources"),
     "train_boolq_aux": Stage("train_boolq_aux", trains=True),
     "strategyqa_contexts": Stage("strategyqa_contexts"),
-    **{f"{step}_strategyqa_qa": Stage(f"{step}_strategyqa_qa", variants=STRATEGYQA_SETTINGS, trains=True)
+    **{f"{step}_strategyqa_qa": Stage(f"{step}_strategyqa_qa", variants=STRATEGYQA_SETTINGS, trains=True,
+                                      after="train_boolq_aux" if step == "train" else None)
        for step in ("train", "predict", "evaluate")},
     "strategyqa_cv": Stage("strategyqa_cv", trains=True),
     "quail_baselines": Stage("quail_baselines"),
@@ -122,3 +124,25 @@ def call(dvc_name: str, params: Any) -> Callable[[], Any]:
     name, _, variant = dvc_name.partition("@")
     work(name)
     return lambda: run(name, params, variant or None)
+
+
+def model_chains() -> tuple[tuple[str, ...], ...]:
+    """The stages that hand a model on, in order: each ``train_<family>`` with its ``convert_``, ``predict_`` and
+    ``evaluate_<family>`` (one chain per variant), or, for a family that starts ``after`` another model, one chain
+    of that model and every variant's stages. The offline node redoes a chain it finds half done (models do not
+    come back from it)."""
+    chains: list[tuple[str, ...]] = []
+    starts = {stage.after for stage in STAGES.values() if stage.after}
+    for name, stage in STAGES.items():
+        if not (stage.trains and name.startswith("train_")) or name in starts:
+            continue
+        family = name.removeprefix("train_")
+        steps = [s for s in (f"convert_{family}", name, f"predict_{family}", f"evaluate_{family}") if s in STAGES]
+        variants = variant_choices(stage)
+        per_variant = [tuple(f"{s}@{v}" for s in steps) for v in variants] if variants else [tuple(steps)]
+        if stage.after:
+            chains.append((stage.after, *(s for chain in per_variant for s in chain)))
+        else:
+            chains.extend(per_variant)
+    return tuple(chains)
+

@@ -37,15 +37,9 @@ STATE_FILE = "node_state.json"
 
 
 def _chains() -> tuple[tuple[str, ...], ...]:
-    from pipeline.stage_table import STAGES, variant_choices
+    from pipeline.stage_table import model_chains
 
-    steps = ("train", "predict", "evaluate")
-    settings, variants = variant_choices(STAGES["train_strategyqa_qa"]), variant_choices(STAGES["train_quail_mc"])
-    return (("train_span", "predict_span", "evaluate_span"),
-            ("convert_longformer", "train_longformer", "predict_longformer", "evaluate_longformer"),
-            # every StrategyQA classifier may start from the auxiliary model, which does not come back either
-            ("train_boolq_aux", *(f"{step}_strategyqa_qa@{s}" for s in settings for step in steps)),
-            *(tuple(f"{step}_quail_mc@{v}" for step in steps) for v in variants))
+    return model_chains()
 
 
 # stages that hand a model to the next one: models do not come back in results.tar.gz, so a resumed run redoes
