@@ -111,15 +111,18 @@ STEP_STAGES = {"train_span": ("train_span_qa", "span_window"), "train_longformer
                "train_boolq_aux": ("train_boolq_aux", None),
                "train_strategyqa_qa@ir_q": ("train_strategyqa_qa", "ir_q"),
                "train_strategyqa_qa@question_only": ("train_strategyqa_qa", "question_only"),
-               "train_quail_mc@full": ("train_quail_mc", "full"),
-               "train_quail_mc@question_options": ("train_quail_mc", "question_options")}
+               "train_strategyqa_qa@ctl_facts": ("train_strategyqa_qa", "ctl_facts"),
+               **{f"train_quail_mc@{v}": ("train_quail_mc", v)
+                  for v in ("full", "passage_options", "question_options", "options")}}
+STEP_SETTINGS = (("fp32", False), ("bf16", False), ("fp32", True), ("bf16", True))  # (precision, fused AdamW)
 
 
 def stage_step_seconds(steps: int, repeats: int) -> dict[str, dict]:
     """Seconds per training step of each training stage on its own first batches (its collation, model class,
-    length and batch size; the section's attention dropout), fp32 against bf16 autocast, in alternating blocks of
-    ``steps`` after one warm-up step each: where bf16 pays on this processor and where its casts cost more than
-    they save (short inputs, small batches)."""
+    length and batch size; the section's attention dropout), fp32 against bf16 autocast, each with AdamW's
+    per-parameter loop (PyTorch's default on a CPU) and with the fused AdamW the loop uses, in alternating blocks
+    of ``steps`` after one warm-up step each: where bf16 pays on this processor, and what the optimizer's Python
+    loop costs at short inputs and small batches."""
     import statistics
 
     from transformers import (AutoModelForMultipleChoice, AutoModelForQuestionAnswering,
@@ -129,6 +132,9 @@ def stage_step_seconds(steps: int, repeats: int) -> dict[str, dict]:
     from pipeline.training.finetune import (accepts_token_types, example_order, pick_device, resolve_model_path,
                                             with_attention_dropout)
     from pipeline.training.pair_encoding import collate_pairs
+
+    def name(precision: str, fused: bool) -> str:
+        return f"{precision}{' fused' if fused else ''}"
 
     out = {}
     for stage, (module, variant) in STEP_STAGES.items():
@@ -140,24 +146,25 @@ def stage_step_seconds(steps: int, repeats: int) -> dict[str, dict]:
         n = len(feats) // per_row
         order = example_order(n, cfg.batch_size, steps + 1, cfg.seed)
         models, batches = {}, []
-        for precision in ("fp32", "bf16"):
+        for precision, fused in STEP_SETTINGS:
             c = cfg.model_copy(update={"precision": precision})
             kwargs = with_attention_dropout(c, {"num_labels": 2} if head == "classification" else {})
             auto = {"classification": AutoModelForSequenceClassification,
                     "multiple_choice": AutoModelForMultipleChoice}.get(head, AutoModelForQuestionAnswering)
             torch.manual_seed(cfg.seed)
             model = auto.from_pretrained(path, **kwargs)
-            models[precision] = (model, torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate),
-                                 pick_device("cpu", precision)[1])
+            models[name(precision, fused)] = (
+                model, torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, fused=fused or None),
+                pick_device("cpu", precision)[1])
         types = accepts_token_types(models["fp32"][0])
         for step in range(steps + 1):
             idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
             batches.append(collate_pairs(feats, idx, tok.pad_token_id, types, args["labels"], per_row) if head else
                            collate(feats, idx, tok.pad_token_id, token_types=types, global_question=cfg.global_question))
-        times: dict[str, list[float]] = {"fp32": [], "bf16": []}
+        times: dict[str, list[float]] = {key: [] for key in models}
 
-        def block(precision: str, some: list) -> list[float]:
-            model, opt, amp = models[precision]
+        def block(key: str, some: list) -> list[float]:
+            model, opt, amp = models[key]
             model.train()
             took = []
             for batch in some:
@@ -165,20 +172,22 @@ def stage_step_seconds(steps: int, repeats: int) -> dict[str, dict]:
                 with torch.autocast("cpu", dtype=amp or torch.float32, enabled=amp is not None):
                     loss = model(**batch).loss
                 loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
                 opt.step()
                 opt.zero_grad(set_to_none=True)
                 took.append(time.perf_counter() - t0)
             return took
 
-        for precision in times:
-            block(precision, batches[:1])  # warm-up: first-call allocations, oneDNN kernels
+        for key in times:
+            block(key, batches[:1])  # warm-up: first-call allocations, oneDNN kernels
         for _ in range(repeats):
-            for precision in times:
-                times[precision] += block(precision, batches[1:])
-        fp32, bf16 = statistics.median(times["fp32"]), statistics.median(times["bf16"])
+            for key in times:
+                times[key] += block(key, batches[1:])
+        medians = {key: statistics.median(v) for key, v in times.items()}
         out[stage] = {"max_seq_len": cfg.max_seq_len, "batch_size": cfg.batch_size,
-                      "attention_dropout": cfg.attention_dropout, "fp32_s_per_step": round(fp32, 3),
-                      "bf16_s_per_step": round(bf16, 3), "bf16_speedup": round(fp32 / bf16, 2)}
+                      "attention_dropout": cfg.attention_dropout,
+                      "s_per_step": {key: round(v, 3) for key, v in medians.items()},
+                      "speedup_vs_fp32": {key: round(medians["fp32"] / v, 2) for key, v in medians.items()}}
         print(stage, out[stage], flush=True)
     return out
 

@@ -333,7 +333,7 @@ class FineTuning:
             {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
         ]
         # fused: one kernel over every parameter instead of a Python loop of small tensor ops per parameter; on two
-        # CPU cores the per-parameter loop was 10-40% of a 128-token step (benchmarks/results/
+        # CPU cores the per-parameter loop was 6-44% of a 128-token fp32 step (benchmarks/results/
         # training_precision_cpu.json), and on a GPU it is what Trainer's default (adamw_torch_fused) runs
         optimizer = torch.optim.AdamW(groups, lr=cfg.learning_rate, fused=True)
         scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * cfg.max_steps), cfg.max_steps)
