@@ -82,7 +82,7 @@ elif loop == "reference":  # the plain loop, same seed, same example order, same
     no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
     groups = [{"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)], "weight_decay": cfg.weight_decay},
               {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0}]
-    opt = torch.optim.AdamW(groups, lr=cfg.learning_rate)
+    opt = torch.optim.AdamW(groups, lr=cfg.learning_rate, fused=True)  # the pipeline loop's optimizer: the same math
     sched = get_linear_schedule_with_warmup(opt, int(cfg.warmup_ratio * cfg.max_steps), cfg.max_steps)
     scaler = torch.amp.GradScaler(dev.type, enabled=amp == torch.float16)
     order = example_order(len(feats), cfg.batch_size, cfg.max_steps, cfg.seed)
