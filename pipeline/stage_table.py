@@ -145,4 +145,3 @@ def model_chains() -> tuple[tuple[str, ...], ...]:
         else:
             chains.extend(per_variant)
     return tuple(chains)
-

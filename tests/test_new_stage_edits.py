@@ -119,7 +119,8 @@ def test_a_new_stage_with_settings_is_the_documented_five_edits_and_the_generato
     params_py = copy / "pipeline/params.py"
     _edit(params_py, "from pipeline.wiki.config import WikiParams\n",
           "from pipeline.wiki.config import WikiParams, WordCountParams\n")
-    _edit(params_py, "    schedule: ScheduleParams\n", "    schedule: ScheduleParams\n    word_count: WordCountParams\n")
+    _edit(params_py, "    schedule: ScheduleParams\n",
+          "    schedule: ScheduleParams\n    word_count: WordCountParams\n")
     params_before = (copy / "params.yaml").read_text()
 
     def python(*args: str) -> str:
@@ -187,9 +188,10 @@ def test_a_new_trained_model_of_a_family_is_the_documented_five_edits_and_the_ge
     _edit(copy / "paths.yaml", "      options: models/quail_mc_options/README.md\n",
           "      options: models/quail_mc_options/README.md\n"
           f"      {NEW_VARIANT}: models/quail_mc_{NEW_VARIANT}/README.md\n")
-    _edit(copy / "dvc.yaml", "      - ${paths.model_cards.quail_mc.options}:\n          cache: false\n          persist: true\n",
-          "      - ${paths.model_cards.quail_mc.options}:\n          cache: false\n          persist: true\n"
-          f"      - ${{paths.model_cards.quail_mc.{NEW_VARIANT}}}:\n          cache: false\n          persist: true\n")
+    git_out = "          cache: false\n          persist: true\n"
+    _edit(copy / "dvc.yaml", "      - ${paths.model_cards.quail_mc.options}:\n" + git_out,
+          "      - ${paths.model_cards.quail_mc.options}:\n" + git_out
+          + f"      - ${{paths.model_cards.quail_mc.{NEW_VARIANT}}}:\n" + git_out)
 
     res = subprocess.run([sys.executable, "-m", "pipeline.experiments.stage_deps", "--check"], cwd=copy,
                          capture_output=True, text=True)

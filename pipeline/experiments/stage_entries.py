@@ -32,14 +32,11 @@ class DraftError(ValueError):
     """A new stage's entry or section cannot be drafted; the message says what to write by hand."""
 
 
-def _leaves(tree: dict, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], Path]:
-    out: dict[tuple[str, ...], Path] = {}
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            out.update(_leaves(value, (*prefix, key)))
-        else:
-            out[(*prefix, key)] = Path(value)
-    return out
+def _leaves(repo: Path) -> dict[tuple[str, ...], Path]:
+    """paths.yaml's entries by key (``("split", "dir")``), read through the layout's own reader."""
+    from pipeline.common.layout import load_layout
+
+    return {tuple(k.split(".")[1:]): v for k, v in load_layout(repo / "paths.yaml").leaves().items()}
 
 
 def _plain_module(repo: Path, name: str) -> Path:
@@ -55,17 +52,13 @@ def _plain_module(repo: Path, name: str) -> Path:
     return module
 
 
-def _layout(repo: Path) -> dict:
-    return yaml.safe_load((repo / "paths.yaml").read_text(encoding="utf-8"))["paths"]
-
-
-def named_reads(repo: Path, name: str) -> tuple[list[str], list[str]]:
+def named_reads(repo: Path, name: str, leaves: dict[tuple[str, ...], Path]) -> tuple[list[str], list[str]]:
     """What stage ``name``'s module names: the paths.yaml entries of other stages (``${paths.split.dir}``, its
     data deps) and the params (its own section whole, single keys of the others; another section whole only
     when handed on whole: ``p = params.quail`` then ``p.seed`` reads one key)."""
     module = _plain_module(repo, name)
     deps: list[str] = []
-    for read, keys in sorted(path_reads(module, _leaves(_layout(repo))).items()):
+    for read, keys in sorted(path_reads(module, leaves).items()):
         if not keys:
             raise DraftError(f"{module.relative_to(repo)}: PATHS.{read} is not in paths.yaml")
         deps += [ref for ref in ("${paths." + ".".join(k) + "}" for k in keys if k[0] != name) if ref not in deps]
@@ -77,15 +70,14 @@ def named_reads(repo: Path, name: str) -> tuple[list[str], list[str]]:
 
 def draft_entry(repo: Path, name: str) -> dict[str, Any]:
     """dvc.yaml's entry for the stage-table row ``name`` (plain values; the caller adds code deps)."""
-    layout = _layout(repo)
-    if not isinstance(layout.get(name), dict):
+    leaves = _leaves(repo)
+    own = {key: value for key, value in leaves.items() if key[0] == name and len(key) > 1}
+    if not own:
         raise DraftError(f"stage {name}: paths.yaml has no `{name}:` group; write its outputs there first")
-    deps, params = named_reads(repo, name)
+    deps, params = named_reads(repo, name, leaves)
     deps = ([STAMP] if name != "check_params" else ["params.yaml"]) + deps
     outs: list[Any] = []
-    for key, value in _leaves(layout).items():
-        if key[0] != name:
-            continue
+    for key, value in own.items():
         ref = "${paths." + ".".join(key) + "}"
         outs.append({ref: {"cache": False, "persist": True}} if value.parts[0] in GIT_TRACKED else ref)
     entry: dict[str, Any] = {"cmd": f"python -m flows.stage {name}", "deps": deps}
@@ -95,17 +87,13 @@ def draft_entry(repo: Path, name: str) -> dict[str, Any]:
     return entry
 
 
-def _resolved(repo: Path, ref: str) -> Path | None:
+def _resolved(leaves: dict[tuple[str, ...], Path], ref: str) -> Path | None:
     """``${paths.a.b}`` (or ``${paths.a.b}/file``) as the path it names; None for anything else."""
     if not ref.startswith("${paths."):
         return None
     key, _, rest = ref[len("${paths."):].partition("}")
-    node: Any = _layout(repo)
-    for part in key.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return Path(node) / rest.lstrip("/") if isinstance(node, str) else None
+    path = leaves.get(tuple(key.split(".")))
+    return path / rest.lstrip("/") if path is not None else None
 
 
 def lacking(repo: Path, name: str, deps: list, params: list, outs: list) -> tuple[list[str], list[str]]:
@@ -113,12 +101,13 @@ def lacking(repo: Path, name: str, deps: list, params: list, outs: list) -> tupl
     lacks: a registry that grows (a new QuAIL variant, read by ``PATHS.quail_mc[v].predictions``) reaches the
     stages that loop over it. A dep inside a declared folder (or one of its own ``outs``), or a key inside a
     declared section, is there."""
-    want_deps, want_params = named_reads(repo, name)
-    have = {_resolved(repo, d if isinstance(d, str) else next(iter(d))) for d in [*deps, *outs]} - {None}
+    leaves = _leaves(repo)
+    want_deps, want_params = named_reads(repo, name, leaves)
+    have = {_resolved(leaves, d if isinstance(d, str) else next(iter(d))) for d in [*deps, *outs]} - {None}
     # a read is declared when it is a declared path, lies inside one, or holds one (a model's checkpoint folder
     # around its declared final/), as tests/test_layout.py accepts
     missing_deps = [d for d in want_deps if d not in deps and not any(
-        p == h or h in p.parents or p in h.parents for p in [_resolved(repo, d)] for h in have)]
+        p == h or h in p.parents or p in h.parents for p in [_resolved(leaves, d)] for h in have)]
     declared: set[str] = set()
     for entry in params:  # "section", "section.key", or {file: [keys]} (only params.yaml's keys are these)
         declared.update(entry.get("params.yaml", []) if isinstance(entry, dict) else [entry])

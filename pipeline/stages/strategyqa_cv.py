@@ -8,8 +8,9 @@ sampled). Writes ``predictions`` (every question's fold, answer and logits per s
 
 The stage reads the contexts and hashes the start weights once; each fold's training reads only the texts and
 labels the stage wrote for it (``inputs.json``). A fold's answers are kept under ``work_dir`` as soon as it is
-done, with the inputs that made them, so a killed run resumes at the next fold; the folder goes once the stage has written its outputs. With ``folds: 0`` (the
-default on two cores) the stage writes an empty result that says it is off.
+done, with the inputs that made them, so a killed run resumes at the next fold; the folder goes once the stage
+has written its outputs. With ``folds: 0`` (the default on two cores) the stage writes an empty result that says
+it is off.
 """
 
 from __future__ import annotations
