@@ -79,6 +79,31 @@ def test_headline_outs_come_from_the_registries_and_name_every_headline_file(rep
     assert declared == written
 
 
+def test_listed_outs_come_from_the_module(repo):
+    """A stage whose module lists its outs (``git_outs()``: a card per trained model) has exactly those in
+    dvc.yaml, written by the generator, and each card lies in a model folder beside its ``final/``."""
+    from pipeline.experiments.stage_deps import git_outs
+    from pipeline.stages.model_cards import cards
+
+    listed = {}
+    for name, stage in yaml.safe_load((repo / "dvc.yaml").read_text(encoding="utf-8"))["stages"].items():
+        body = stage.get("do", stage)
+        want = git_outs(body["cmd"])
+        if want is not None:
+            assert body["outs"] == [{out: {"cache": False, "persist": True}} for out in want], name
+            listed[name] = want
+    assert list(listed) == ["model_cards"]
+    for card in cards():
+        assert card.card.parent == card.model.parent, card.card
+
+
+def test_the_committed_run_wrote_every_card(repo):
+    from pipeline.stages.model_cards import cards
+
+    for card in cards():
+        assert (repo / card.card).is_file(), card.card  # in git: the cards are outs with cache: false
+
+
 def test_every_stage_declares_exactly_the_files_it_can_run(repo):
     """File-level code deps, in both directions: every file a stage's entry point can execute is declared
     (an edit reruns it) and nothing else is (an edit elsewhere does not). `python -m

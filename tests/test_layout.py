@@ -100,7 +100,7 @@ def test_entries_inside_a_folder_agree_with_the_code_that_names_them(repo):
     sample = PATHS.sample
     assert sample.warc == sample.dir / WARC_NAME
     assert PATHS.split.train == PATHS.split.dir / "train.json" and PATHS.split.dev == PATHS.split.dir / "dev.json"
-    groups = [PATHS.train_span, PATHS.train_longformer,
+    groups = [PATHS.train_span, PATHS.train_longformer, PATHS.boolq_aux,
               *(PATHS.strategyqa_qa[k] for k in PATHS.strategyqa_qa.keys()),
               *(PATHS.quail_mc[k] for k in PATHS.quail_mc.keys())]
     for group in groups:

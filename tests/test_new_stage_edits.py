@@ -166,16 +166,16 @@ VARIANT_GROUP = """\
 """
 
 
-def test_a_new_trained_model_of_a_family_is_the_documented_five_edits_and_the_generator(repo, tmp_path):
+def test_a_new_trained_model_of_a_family_is_the_documented_three_edits_and_the_generator(repo, tmp_path):
     """A new QuAIL input variant: its own model trained, predicted, scored, compared, carded and taken to the
     GPU node. The train/predict/evaluate stages are dvc.yaml's foreach over its paths.yaml group; compare,
     difficulty and the cards loop over the variants, and the generator adds what they now name to their
-    entries."""
+    entries and its card (in its model folder) to the cards' outs."""
     readme = (repo / "README.md").read_text()
-    assert re.search(r"new\s+trained\s+model\s+of\s+a\s+family[\s\S]{0,200}?five\s+edits", readme), \
+    assert re.search(r"new\s+trained\s+model\s+of\s+a\s+family[\s\S]{0,200}?three\s+edits", readme), \
         "the README's count changed: change this test's edits with it"
     copy = _copy(repo, tmp_path)
-    # 1 its name in the registry, 2 its input, 3 its outputs, 4 its card's path, 5 the card as an out
+    # 1 its name in the registry, 2 its input, 3 its outputs
     _edit(copy / "pipeline/quail/systems.py", '"question_options", "options")',
           f'"question_options", "options", "{NEW_VARIANT}")')
     _edit(copy / "pipeline/quail/mc_model.py", '    if variant == "options":\n',
@@ -185,13 +185,6 @@ def test_a_new_trained_model_of_a_family_is_the_documented_five_edits_and_the_ge
           '    if variant == "options":\n')
     _edit(copy / "paths.yaml", "      report: reports/quail_mc_options.json\n",
           "      report: reports/quail_mc_options.json\n" + VARIANT_GROUP)
-    _edit(copy / "paths.yaml", "      options: models/quail_mc_options/README.md\n",
-          "      options: models/quail_mc_options/README.md\n"
-          f"      {NEW_VARIANT}: models/quail_mc_{NEW_VARIANT}/README.md\n")
-    git_out = "          cache: false\n          persist: true\n"
-    _edit(copy / "dvc.yaml", "      - ${paths.model_cards.quail_mc.options}:\n" + git_out,
-          "      - ${paths.model_cards.quail_mc.options}:\n" + git_out
-          + f"      - ${{paths.model_cards.quail_mc.{NEW_VARIANT}}}:\n" + git_out)
 
     res = subprocess.run([sys.executable, "-m", "pipeline.experiments.stage_deps", "--check"], cwd=copy,
                          capture_output=True, text=True)
@@ -203,6 +196,8 @@ def test_a_new_trained_model_of_a_family_is_the_documented_five_edits_and_the_ge
     for reader in ("compare", "difficulty"):
         assert predictions in stages[reader]["deps"], reader
     assert f"${{paths.quail_mc.{NEW_VARIANT}.model}}" in stages["model_cards"]["deps"]
+    assert {f"${{paths.quail_mc.{NEW_VARIANT}.model_dir}}/README.md": {"cache": False, "persist": True}} \
+        in stages["model_cards"]["outs"]  # its card, beside its final/
     assert {f"${{paths.metrics}}/quail/mc_full-{NEW_VARIANT}.json": {"cache": False, "persist": True}} \
         in stages["compare"]["outs"]  # its headline row against the full model
     _python(copy, "-c", textwrap.dedent(f"""\
@@ -216,7 +211,8 @@ def test_a_new_trained_model_of_a_family_is_the_documented_five_edits_and_the_ge
         assert pair_texts(q, "{NEW_VARIANT}", 3) == (["one two three"] * 4, ["Which? a", "Which? b", "Which? c",
                                                                             "Which? d"])
         """))
-    # the metrics/ files of the committed run are the declared ones once `dvc repro` has run the new model
+    # the metrics/ files and cards of the committed run are the declared ones once `dvc repro` has run the new model
     _make_test_passes(repo, copy, NEW_VARIANT, before_a_run=(
         "test_headline_outs_come_from_the_registries_and_name_every_headline_file",
-        "test_metrics_are_the_headline_files_and_plots_live_under_plots"))
+        "test_metrics_are_the_headline_files_and_plots_live_under_plots",
+        "test_the_committed_run_wrote_every_card"))

@@ -1,5 +1,6 @@
-"""Each stage's code deps in dvc.yaml: exactly the project files that can change its outputs' bytes; and its
-headline outs (``metrics/<track>/<system>.json``), from the registry its work module keeps (``headlines``).
+"""Each stage's code deps in dvc.yaml: exactly the project files that can change its outputs' bytes; its
+headline outs (``metrics/<track>/<system>.json``), from the registry its work module keeps (``headlines``); and
+the whole outs of a stage whose module lists them (``git_outs``: ``model_cards``, a card per model).
 
 ``python -m pipeline.experiments.stage_deps`` rewrites the ``flows/`` and ``pipeline/`` entries of every
 stage's ``deps`` from an import walk of the stage's work (``pipeline.stage_table.STAGES``: ``pipeline.stages.<module>``),
@@ -27,6 +28,7 @@ import ast
 import re
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from pipeline.experiments.stage_entries import DraftError, append_sections, draft_entry, lacking, missing_sections
@@ -165,19 +167,33 @@ def headline_outs(cmd: str, foreach: bool) -> list[str] | None:
     return [f"{METRICS_OUT}{track}/{system}.json" for track, system in rows]
 
 
+def git_outs(cmd: str) -> list[str] | None:
+    """Every out of a stage whose work module lists them (``git_outs()``: model_cards, one card per model, each
+    kept in git), as dvc.yaml names them; None for a stage whose outs a person writes."""
+    import importlib
+
+    from pipeline.stage_table import STAGES
+
+    stage = STAGES[cmd.split()[3]]
+    registry = getattr(importlib.import_module(stage.work_module), "git_outs", None)
+    return None if registry is None else list(registry())
+
+
 def _out_path(out: object) -> str:
     return next(iter(out)) if isinstance(out, dict) else str(out)
 
 
-def _rewrite_headline_outs(outs: list, want: list[str]) -> bool:
-    """Put ``want`` (cache: false, persist: true) where the stage's headline outs are; True if they changed."""
+def _rewrite_outs(outs: list, want: list[str], owned: Callable[[str], bool] = lambda path: path.startswith(METRICS_OUT)
+                  ) -> bool:
+    """Put ``want`` (cache: false, persist: true) where the stage's ``owned`` outs are (its headline outs by
+    default); True if they changed."""
     from ruamel.yaml.comments import CommentedMap
 
-    have = [_out_path(o) for o in outs if _out_path(o).startswith(METRICS_OUT)]
+    have = [_out_path(o) for o in outs if owned(_out_path(o))]
     if have == want:
         return False
-    at = next((i for i, o in enumerate(outs) if _out_path(o).startswith(METRICS_OUT)), len(outs))
-    kept = [o for o in outs if not _out_path(o).startswith(METRICS_OUT)]
+    at = next((i for i, o in enumerate(outs) if owned(_out_path(o))), len(outs))
+    kept = [o for o in outs if not owned(_out_path(o))]
     entries = [CommentedMap({path: CommentedMap({"cache": False, "persist": True})}) for path in want]
     outs.clear()
     outs.extend(kept[:at] + entries + kept[at:])
@@ -232,8 +248,6 @@ def update(repo: Path = ROOT, write: bool = True) -> list[str]:
     drafted = [name for name in STAGES if name not in doc["stages"]]
     for name in drafted:
         doc["stages"][name] = _commented(draft_entry(repo, name))
-    if drafted and "metrics" in doc:
-        doc.yaml_set_comment_before_after_key("metrics", before="\n")  # the blank line after the last stage
     stale += [f"dvc.yaml: {name} (drafted)" for name in drafted]
     for name, stage in doc["stages"].items():
         body = stage["do"] if "foreach" in stage else stage
@@ -244,7 +258,10 @@ def update(repo: Path = ROOT, write: bool = True) -> list[str]:
         if grown:
             stale.append(f"dvc.yaml: {name} (+ {', '.join(grown)})")
         headlines = headline_outs(body["cmd"], "foreach" in stage)
-        changed = headlines is not None and _rewrite_headline_outs(body.setdefault("outs", []), headlines)
+        changed = headlines is not None and _rewrite_outs(body.setdefault("outs", []), headlines)
+        listed = git_outs(body["cmd"])
+        if listed is not None:  # the module lists every out: all of them are its
+            changed = _rewrite_outs(body.setdefault("outs", []), listed, lambda path: True) or changed
         if list(deps) != others + want:
             changed = True
             deps.clear()
@@ -252,8 +269,14 @@ def update(repo: Path = ROOT, write: bool = True) -> list[str]:
         if changed and name not in drafted and not grown:
             stale.append(f"dvc.yaml: {name}")
     if stale and write:
-        with path.open("w", encoding="utf-8") as fh:
-            yaml.dump(doc, fh)
+        import io
+
+        out = io.StringIO()
+        yaml.dump(doc, out)
+        text = out.getvalue()
+        if "\n\nmetrics:" not in text:  # the blank line after the last stage, lost when its outs are rewritten
+            text = text.replace("\nmetrics:", "\n\nmetrics:", 1)
+        path.write_text(text, encoding="utf-8")
     return stale
 
 

@@ -1,4 +1,4 @@
-"""``model_cards``: a card beside every trained model (``models/<model>/README.md``, next to ``final/``).
+"""``model_cards``: a card beside every trained model (``README.md`` in its model folder, next to ``final/``).
 
 A checkpoint without its card is a file nobody can use safely: which data, which budget, how good, against
 what. Each card says what the model is and how to load it, what it was trained on and with which settings
@@ -23,6 +23,8 @@ from pipeline.strategyqa.answering import PAPER_NAMES
 if TYPE_CHECKING:
     from pipeline.params import Params
 
+CARD_NAME = "README.md"  # in the model's folder, beside final/: where Hugging Face keeps a model's card
+
 
 @dataclass(frozen=True)
 class Card:
@@ -32,12 +34,21 @@ class Card:
     track: str
     system: str  # its name in reports/compare.json
     section: str  # its params section
+    group: str  # the model's paths.yaml group (``quail_mc.full``): its folder holds the card
     model: Path
-    card: Path
     evaluation: Path  # the report with its figures and its training summary
     task: str
     data: str
     loader: str
+
+    @property
+    def card(self) -> Path:
+        return self.model.parent / CARD_NAME
+
+    @property
+    def out(self) -> str:
+        """The card as dvc.yaml's outs name it."""
+        return "${paths." + self.group + ".model_dir}/" + CARD_NAME
 
 
 # the choice models: (track, params section, system prefix, title, task, data, loader); {} is the variant
@@ -50,43 +61,48 @@ QUAIL = ("quail", "quail_mc", "mc_", "QuAIL multiple choice, {} input", "4-optio
          "challenge set are never seen in training", "AutoModelForMultipleChoice")
 
 
-def _choice_card(kind: tuple[str, ...], key: str, model: Path, report: Path, card: Path) -> Card:
+def _choice_card(kind: tuple[str, ...], key: str, model: Path, report: Path) -> Card:
     track, section, prefix, title, task, data, loader = kind
     # a StrategyQA setting goes by the paper's name (IR-ORA-D), a QuAIL variant by its inputs (passage + options)
     name = PAPER_NAMES[key] if track == "strategyqa" else key.replace("_", " + ")
     return Card(title.replace("{}", PAPER_NAMES[key] if track == "strategyqa" else key), track, f"{prefix}{key}",
-                section, model, card, report, task.replace("{}", name), data, loader)
+                section, f"{section}.{key}", model, report, task.replace("{}", name), data, loader)
 
 
 def cards() -> list[Card]:
     span_data = ("NLQuAD as this pipeline builds it (`data/splits/train.json`): questions are a BBC article's "
                  "interrogative sub-headings, answers the section under each; split 80/10/10 by article")
     out = [
-        Card("Sliding-window span QA (NLQuAD)", "nlquad", "span_window", "span_window", PATHS.train_span.model,
-             PATHS.model_cards.span_window, PATHS.evaluate_span.report,
+        Card("Sliding-window span QA (NLQuAD)", "nlquad", "span_window", "span_window", "train_span",
+             PATHS.train_span.model, PATHS.evaluate_span.report,
              "extractive QA over windows of {max_seq_len} tokens, one starting every {doc_stride}, the best answer across an "
              "article's windows", span_data,
              "AutoModelForQuestionAnswering"),
-        Card("Longformer span QA (NLQuAD)", "nlquad", "longformer", "longformer", PATHS.train_longformer.model,
-             PATHS.model_cards.longformer, PATHS.evaluate_longformer.report,
+        Card("Longformer span QA (NLQuAD)", "nlquad", "longformer", "longformer", "train_longformer",
+             PATHS.train_longformer.model, PATHS.evaluate_longformer.report,
              "extractive QA over whole articles of up to {max_seq_len} tokens (global attention on the question, "
              "window {attention_window})", span_data,
              "AutoModelForQuestionAnswering"),
     ]
     for setting in PATHS.strategyqa_qa.keys():
         out.append(_choice_card(STRATEGYQA, setting, PATHS.strategyqa_qa[setting].model,
-                                PATHS.strategyqa_qa[setting].report, PATHS.model_cards.strategyqa_qa[setting]))
+                                PATHS.strategyqa_qa[setting].report))
     for variant in PATHS.quail_mc.keys():
-        out.append(_choice_card(QUAIL, variant, PATHS.quail_mc[variant].model, PATHS.quail_mc[variant].report,
-                                PATHS.model_cards.quail_mc[variant]))
-    out.append(Card("Auxiliary yes/no model (BoolQ)", "strategyqa", "boolq_aux", "boolq_aux", PATHS.boolq_aux.model,
-                    PATHS.model_cards.boolq_aux, PATHS.boolq_aux.report,
+        out.append(_choice_card(QUAIL, variant, PATHS.quail_mc[variant].model, PATHS.quail_mc[variant].report))
+    out.append(Card("Auxiliary yes/no model (BoolQ)", "strategyqa", "boolq_aux", "boolq_aux", "boolq_aux",
+                    PATHS.boolq_aux.model, PATHS.boolq_aux.report,
                     "yes/no classification of a question given a passage, the BoolQ link of the StrategyQA paper's "
                     "auxiliary chain (StrategyQA's classifiers start from it with `strategyqa_qa.start_from: "
                     "boolq_aux`)", "A BoolQ-format file (`boolq_aux.file`; by default BoolQ's official dev split), "
                     "split by article: a share held out for the figures below, a share of the rest to choose the "
                     "checkpoint", "AutoModelForSequenceClassification"))
     return out
+
+
+def git_outs() -> list[str]:
+    """Every out of this stage, as dvc.yaml names them: one card per model :func:`cards` knows (a new QuAIL
+    variant or StrategyQA setting is one more, without an edit here). dvc.yaml's outs are generated from it."""
+    return [card.out for card in cards()]
 
 
 def _retrieval(card: Card) -> list[str]:
