@@ -26,6 +26,7 @@ class Stage:
     why_retry: str = ""
     trains: bool = False  # trains, predicts with or scores a model: the offline GPU node runs it
     after: str | None = None  # a training stage whose model this one may start from: the node redoes them together
+    card: str | None = None  # "package.module:function" giving the card of the model this stage scores (model_cards)
 
     @property
     def work_module(self) -> str:
@@ -34,6 +35,11 @@ class Stage:
 
 STRATEGYQA_SETTINGS = "pipeline.strategyqa.answering:SETTINGS"
 QUAIL_VARIANTS = "pipeline.quail.systems:MC_VARIANTS"
+# the stage that scores a model describes it (its card's text, beside its headlines()); written in full here so
+# that model_cards, which reads this table, has these modules among its code deps
+SPAN_CARD = "pipeline.stages.evaluate_span_qa:card"
+STRATEGYQA_CARD = "pipeline.stages.evaluate_strategyqa_qa:card"
+QUAIL_CARD = "pipeline.stages.evaluate_quail_mc:card"
 
 STAGES: dict[str, Stage] = {
     "check_params": Stage("check_params"),
@@ -51,20 +57,22 @@ STAGES: dict[str, Stage] = {
     "nlquad_baselines": Stage("nlquad_baselines"),
     "train_span": Stage("train_span_qa", args=("span_window",), trains=True),
     "predict_span": Stage("predict_span_qa", args=("span_window",), trains=True),
-    "evaluate_span": Stage("evaluate_span_qa", args=("span_window",), trains=True),
+    "evaluate_span": Stage("evaluate_span_qa", args=("span_window",), trains=True, card=SPAN_CARD),
     "convert_longformer": Stage("convert_longformer", trains=True),
     "train_longformer": Stage("train_span_qa", args=("longformer",), trains=True),
     "predict_longformer": Stage("predict_span_qa", args=("longformer",), trains=True),
-    "evaluate_longformer": Stage("evaluate_span_qa", args=("longformer",), trains=True),
+    "evaluate_longformer": Stage("evaluate_span_qa", args=("longformer",), trains=True, card=SPAN_CARD),
     "benchmark_sources": Stage("benchmark_sources"),
-    "train_boolq_aux": Stage("train_boolq_aux", trains=True),
+    "train_boolq_aux": Stage("train_boolq_aux", trains=True, card="pipeline.stages.train_boolq_aux:card"),
     "strategyqa_contexts": Stage("strategyqa_contexts"),
     **{f"{step}_strategyqa_qa": Stage(f"{step}_strategyqa_qa", variants=STRATEGYQA_SETTINGS, trains=True,
-                                      after="train_boolq_aux" if step == "train" else None)
+                                      after="train_boolq_aux" if step == "train" else None,
+                                      card=STRATEGYQA_CARD if step == "evaluate" else None)
        for step in ("train", "predict", "evaluate")},
     "strategyqa_cv": Stage("strategyqa_cv", trains=True),
     "quail_baselines": Stage("quail_baselines"),
-    **{f"{step}_quail_mc": Stage(f"{step}_quail_mc", variants=QUAIL_VARIANTS, trains=True)
+    **{f"{step}_quail_mc": Stage(f"{step}_quail_mc", variants=QUAIL_VARIANTS, trains=True,
+                                 card=QUAIL_CARD if step == "evaluate" else None)
        for step in ("train", "predict", "evaluate")},
     "difficulty": Stage("difficulty"),
     "compare": Stage("compare", trains=True),  # the systems against their baselines, from the node's figures
@@ -124,6 +132,19 @@ def call(dvc_name: str, params: Any) -> Callable[[], Any]:
     name, _, variant = dvc_name.partition("@")
     work(name)
     return lambda: run(name, params, variant or None)
+
+
+def cards() -> list[Any]:
+    """Every trained model's card text (``pipeline.common.model_card.ModelCard``), in this table's order: each
+    stage with a ``card`` asked once per fixed arguments and variant (a new QuAIL variant is one more card)."""
+    out = []
+    for stage in STAGES.values():
+        if stage.card is None:
+            continue
+        module, _, attr = stage.card.partition(":")
+        describe = getattr(importlib.import_module(module), attr)
+        out += [describe(*stage.args, *variant) for variant in ([(v,) for v in variant_choices(stage)] or [()])]
+    return out
 
 
 def model_chains() -> tuple[tuple[str, ...], ...]:

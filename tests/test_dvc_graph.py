@@ -79,21 +79,26 @@ def test_headline_outs_come_from_the_registries_and_name_every_headline_file(rep
     assert declared == written
 
 
-def test_listed_outs_come_from_the_module(repo):
-    """A stage whose module lists its outs (``git_outs()``: a card per trained model) has exactly those in
-    dvc.yaml, written by the generator, and each card lies in a model folder beside its ``final/``."""
-    from pipeline.experiments.stage_deps import git_outs
+def test_a_listed_entry_comes_from_the_module(repo):
+    """A stage whose module lists its entry (``entry()``: model_cards, a card per model the stage table's scoring
+    stages describe) has exactly those data deps, params and outs in dvc.yaml, written by the generator; each
+    card lies in its model's folder, beside ``final/``."""
+    from pipeline.experiments.stage_deps import listed_entry
     from pipeline.stages.model_cards import cards
 
     listed = {}
     for name, stage in yaml.safe_load((repo / "dvc.yaml").read_text(encoding="utf-8"))["stages"].items():
         body = stage.get("do", stage)
-        want = git_outs(body["cmd"])
+        want = listed_entry(body["cmd"])
         if want is not None:
-            assert body["outs"] == [{out: {"cache": False, "persist": True}} for out in want], name
+            assert body["outs"] == [{out: {"cache": False, "persist": True}} for out in want["outs"]], name
+            assert [d for d in body["deps"] if d.startswith("${")] == want["deps"], name
+            assert body["params"] == want["params"], name
             listed[name] = want
     assert list(listed) == ["model_cards"]
-    for card in cards():
+    found = cards()
+    assert {c.system for c in found} >= {"span_window", "longformer", "boolq_aux", "qa_ir_ora_d", "mc_full"}
+    for card in found:
         assert card.card.parent == card.model.parent, card.card
 
 

@@ -3,7 +3,8 @@ edits for the stage (its module, its row in the stage table, its outputs in path
 of its own (its model in a package's config.py with each field marked and given a default, its line in
 Params), then the generator, which drafts the dvc.yaml entry and the params.yaml section. The copy must then
 pass the layout and graph checks ``make test`` runs, run the stage, and let a run set the new science key (and
-only that one)."""
+only that one). The same for a new trained model of a family (three edits) and a model family of its own
+(eight)."""
 
 from __future__ import annotations
 
@@ -213,6 +214,173 @@ def test_a_new_trained_model_of_a_family_is_the_documented_three_edits_and_the_g
         """))
     # the metrics/ files and cards of the committed run are the declared ones once `dvc repro` has run the new model
     _make_test_passes(repo, copy, NEW_VARIANT, before_a_run=(
+        "test_headline_outs_come_from_the_registries_and_name_every_headline_file",
+        "test_metrics_are_the_headline_files_and_plots_live_under_plots",
+        "test_the_committed_run_wrote_every_card"))
+
+
+TOY_MODULES = {  # an NLQuAD model family of its own: it learns how long an answer is and answers with that many
+    # words from the start of the article (a wiring example: the test drafts, checks and imports it, never runs it)
+    "train_toy": '''\
+"""``train_toy``: the median answer length (words) on the training split (tests/test_new_stage_edits.py)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from typing import TYPE_CHECKING
+
+from pipeline.common.files import write_json
+from pipeline.common.layout import PATHS
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
+
+
+def run(params: Params) -> dict:
+    data = json.loads(PATHS.split.train.read_text(encoding="utf-8"))["data"]
+    lengths = [len(qa["answers"][0]["text"].split()) for a in data for p in a["paragraphs"] for qa in p["qas"]]
+    model = {"words": int(statistics.median(lengths)) if lengths else params.toy.default_words}
+    write_json(PATHS.train_toy.model / "model.json", model)
+    write_json(PATHS.train_toy.report, model)
+    return model
+''',
+    "predict_toy": '''\
+"""``predict_toy``: each eval question answered with the article's first words (tests/test_new_stage_edits.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from pipeline.common.files import write_json
+from pipeline.common.layout import PATHS
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
+
+
+def run(params: Params) -> dict:
+    words = json.loads((PATHS.train_toy.model / "model.json").read_text(encoding="utf-8"))["words"]
+    data = json.loads((PATHS.split.dir / f"{params.toy.eval_split}.json").read_text(encoding="utf-8"))["data"]
+    answers = {qa["id"]: " ".join(p["context"].split()[:words])
+               for a in data for p in a["paragraphs"] for qa in p["qas"]}
+    write_json(PATHS.predict_toy.predictions, answers)
+    return {"questions": len(answers)}
+''',
+    "evaluate_toy": '''\
+"""``evaluate_toy``: EM, F1 and IoU of the toy answers (tests/test_new_stage_edits.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from pipeline.common.headline import span_figures
+from pipeline.common.layout import PATHS
+from pipeline.common.model_card import ModelCard
+from pipeline.common.scoring import write_scores
+from pipeline.nlquad.metrics import evaluate
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
+
+
+def headlines() -> list[tuple[str, str]]:
+    return [("nlquad", "toy")]
+
+
+def card() -> ModelCard:
+    return ModelCard("First words (NLQuAD)", "nlquad", "toy", "toy", "train_toy", PATHS.evaluate_toy.report,
+                     "the article's first words, as many as the median training answer", "NLQuAD's training split",
+                     "json.load")
+
+
+def run(params: Params) -> dict:
+    answers = json.loads(PATHS.predict_toy.predictions.read_text(encoding="utf-8"))
+    dataset = json.loads((PATHS.split.dir / f"{params.toy.eval_split}.json").read_text(encoding="utf-8"))
+    summary, _ = evaluate(answers, dataset)
+    training = json.loads(PATHS.train_toy.report.read_text(encoding="utf-8"))
+    write_scores(PATHS.evaluate_toy.report, {**summary, "training": training}, *headlines()[0],
+                 span_figures(summary), training)
+    return summary
+''',
+}
+TOY_PATHS = """\
+  train_toy:
+    model_dir: models/toy
+    model: models/toy/final
+    report: reports/train_toy.json
+  predict_toy:
+    predictions: data/predictions/toy.json
+  evaluate_toy:
+    report: reports/toy.json
+"""
+TOY_SECTION = '''
+
+
+class ToyParams(StrictModel):
+    """The toy family's settings."""
+
+    eval_split: Science[Literal["dev", "test"]] = "test"
+    default_words: Science[int] = Field(default=30, ge=1)
+'''
+
+
+def test_a_model_family_of_its_own_is_the_documented_eight_edits_and_the_generator(repo, tmp_path):
+    """A new model family (its own train, predict and evaluate modules) on NLQuAD: trained, predicted, scored,
+    compared with the window baselines, carded and taken to the GPU node. Its stages read by name, so the
+    generator drafts their entries; compare and the cards reach it through what they already loop over."""
+    readme = (repo / "README.md").read_text()
+    assert re.search(r"model\s+family\s+of\s+its\s+own[\s\S]{0,200}?takes\s+eight", readme), \
+        "the README's count changed: change this test's edits with it"
+    copy = _copy(repo, tmp_path)
+    # 1-3 its modules (the evaluate module declares its headline row and its card)
+    for name, text in TOY_MODULES.items():
+        (copy / f"pipeline/stages/{name}.py").write_text(text)
+    # 4 its rows in the stage table
+    _edit(copy / "pipeline/stage_table.py", '    "model_cards": Stage("model_cards"),\n',
+          '    "model_cards": Stage("model_cards"),\n    "train_toy": Stage("train_toy", trains=True),\n'
+          '    "predict_toy": Stage("predict_toy", trains=True),\n'
+          '    "evaluate_toy": Stage("evaluate_toy", trains=True, card="pipeline.stages.evaluate_toy:card"),\n')
+    # 5 their outputs in paths.yaml
+    _edit(copy / "paths.yaml", "  # a trained model's card:", TOY_PATHS + "  # a trained model's card:")
+    # 6 its section model, 7 its line in Params
+    config = copy / "pipeline/span_qa/config.py"
+    config.write_text(config.read_text().rstrip("\n") + TOY_SECTION)
+    params_py = copy / "pipeline/params.py"
+    _edit(params_py, "    longformer: LongformerParams\n", "    longformer: LongformerParams\n    toy: ToyParams\n")
+    _edit(params_py, "LongformerParams, ", "LongformerParams, ToyParams, ")
+    # 8 its pairs in compare: one more NLQuAD system against the window baselines
+    _edit(copy / "pipeline/stages/compare.py", 'SPAN_SYSTEMS = ("span_window", "longformer")',
+          'SPAN_SYSTEMS = ("span_window", "longformer", "toy")')
+
+    _python(copy, "-m", "pipeline.experiments.stage_deps")
+    _python(copy, "-m", "pipeline.experiments.stage_deps", "--check")
+    assert yaml.safe_load((copy / "params.yaml").read_text())["toy"] == {"eval_split": "test", "default_words": 30}
+    stages = yaml.safe_load((copy / "dvc.yaml").read_text())["stages"]
+    assert "${paths.train_toy.model}" in stages["predict_toy"]["deps"]
+    assert "${paths.predict_toy.predictions}" in stages["evaluate_toy"]["deps"]
+    assert "${paths.train_toy.model}" in stages["train_toy"]["outs"]
+    assert {"${paths.metrics}/nlquad/toy.json": {"cache": False, "persist": True}} in stages["evaluate_toy"]["outs"]
+    cards = stages["model_cards"]
+    assert {"${paths.train_toy.model}", "${paths.evaluate_toy.report}"} <= set(cards["deps"])
+    assert "toy" in cards["params"]
+    assert {"${paths.train_toy.model_dir}/README.md": {"cache": False, "persist": True}} in cards["outs"]
+    assert "pipeline/stages/evaluate_toy.py" in cards["deps"]  # the card's text is a code dep of the cards
+    assert "${paths.predict_toy.predictions}" in stages["compare"]["deps"]
+    for baseline in ("random", "bm25l"):
+        assert {f"${{paths.metrics}}/nlquad/toy-{baseline}.json": {"cache": False, "persist": True}} \
+            in stages["compare"]["outs"]
+    _python(copy, "-c", textwrap.dedent("""\
+        from pipeline.offline.node import MODEL_CHAINS
+        assert ("train_toy", "predict_toy", "evaluate_toy") in MODEL_CHAINS, MODEL_CHAINS
+        from pipeline.stages.model_cards import cards
+        assert [c.card.as_posix() for c in cards() if c.system == "toy"] == ["models/toy/README.md"]
+        from pipeline.params_trust import check_run_settable
+        check_run_settable({"toy.default_words": 20})
+        """))
+    _make_test_passes(repo, copy, "toy", before_a_run=(
         "test_headline_outs_come_from_the_registries_and_name_every_headline_file",
         "test_metrics_are_the_headline_files_and_plots_live_under_plots",
         "test_the_committed_run_wrote_every_card"))

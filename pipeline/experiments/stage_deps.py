@@ -1,6 +1,7 @@
 """Each stage's code deps in dvc.yaml: exactly the project files that can change its outputs' bytes; its
 headline outs (``metrics/<track>/<system>.json``), from the registry its work module keeps (``headlines``); and
-the whole outs of a stage whose module lists them (``git_outs``: ``model_cards``, a card per model).
+the whole entry (data deps, params, outs) of a stage whose module lists it (``entry``: ``model_cards``, a
+card per model).
 
 ``python -m pipeline.experiments.stage_deps`` rewrites the ``flows/`` and ``pipeline/`` entries of every
 stage's ``deps`` from an import walk of the stage's work (``pipeline.stage_table.STAGES``: ``pipeline.stages.<module>``),
@@ -40,7 +41,8 @@ BOUNDARY = {
     "pipeline.common.logs": "log lines and progress: opens no file",
     "pipeline.common.trust": "the Science/Infrastructure marks on params fields: type metadata, no value",
 }
-_DOTTED = re.compile(r"(?:flows|pipeline)(?:\.[A-Za-z_]\w*)+")
+# a module named in a string, with an attribute after a colon or not ("pipeline.quail.systems:MC_VARIANTS")
+_DOTTED = re.compile(r"((?:flows|pipeline)(?:\.[A-Za-z_]\w*)+)(?::[A-Za-z_]\w*)?")
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -88,7 +90,9 @@ def _imported_modules(source: str, path: Path, module: str) -> set[str]:
             found.add(target)
             found.update(f"{target}.{alias.name}" for alias in node.names)  # `from pkg import module`
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _DOTTED.fullmatch(node.value):
-            found.add(node.value)  # loaded by name: a Scrapy middleware "pipeline.crawl.middleware.Backoff..."
+            # loaded by name: a Scrapy middleware "pipeline.crawl.middleware.Backoff...", a stage table's
+            # "pipeline.stages.evaluate_quail_mc:card"
+            found.add(_DOTTED.fullmatch(node.value).group(1))
     return {m for m in found if m.split(".")[0] in PROJECT_PACKAGES and not in_boundary(m)}
 
 
@@ -167,16 +171,17 @@ def headline_outs(cmd: str, foreach: bool) -> list[str] | None:
     return [f"{METRICS_OUT}{track}/{system}.json" for track, system in rows]
 
 
-def git_outs(cmd: str) -> list[str] | None:
-    """Every out of a stage whose work module lists them (``git_outs()``: model_cards, one card per model, each
-    kept in git), as dvc.yaml names them; None for a stage whose outs a person writes."""
+def listed_entry(cmd: str) -> dict[str, list[str]] | None:
+    """The data deps, params and outs of a stage whose work module lists them (``entry()``: model_cards, which
+    finds its models in the stage table, one card each, kept in git), as dvc.yaml names them; None for a stage
+    whose entry a person writes."""
     import importlib
 
     from pipeline.stage_table import STAGES
 
     stage = STAGES[cmd.split()[3]]
-    registry = getattr(importlib.import_module(stage.work_module), "git_outs", None)
-    return None if registry is None else list(registry())
+    registry = getattr(importlib.import_module(stage.work_module), "entry", None)
+    return None if registry is None else registry()
 
 
 def _out_path(out: object) -> str:
@@ -254,14 +259,19 @@ def update(repo: Path = ROOT, write: bool = True) -> list[str]:
         deps = body["deps"]
         want = code_deps(repo, body["cmd"])
         others = [d for d in deps if not (isinstance(d, str) and _is_code(d))]
-        grown = _grown(repo, name, stage, others)
+        listed = listed_entry(body["cmd"])
+        grown = _grown(repo, name, stage, others) if listed is None else []
         if grown:
             stale.append(f"dvc.yaml: {name} (+ {', '.join(grown)})")
         headlines = headline_outs(body["cmd"], "foreach" in stage)
         changed = headlines is not None and _rewrite_outs(body.setdefault("outs", []), headlines)
-        listed = git_outs(body["cmd"])
-        if listed is not None:  # the module lists every out: all of them are its
-            changed = _rewrite_outs(body.setdefault("outs", []), listed, lambda path: True) or changed
+        if listed is not None:  # the module lists its whole entry: data deps, params and outs are its
+            changed = _rewrite_outs(body.setdefault("outs", []), listed["outs"], lambda path: True) or changed
+            if others != listed["deps"]:
+                others = list(listed["deps"])
+            if list(body.get("params", [])) != listed["params"]:
+                changed = True
+                body["params"] = listed["params"]
         if list(deps) != others + want:
             changed = True
             deps.clear()

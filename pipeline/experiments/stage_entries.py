@@ -5,8 +5,9 @@ add their section model and its line in ``Params``.
 - **Its dvc.yaml entry**, for a row of ``pipeline.stage_table.STAGES`` that dvc.yaml lacks: ``cmd``; deps: the
   params stamp and every paths.yaml entry of another stage that its module reads (``PATHS.split.dir``); params:
   what its module reads (its own section whole, single keys of the others); outs: every entry of its
-  paths.yaml group, files under ``reports/``, ``plots/`` and ``metrics/`` in git (``cache: false``, ``persist:
-  true``), the rest in DVC's cache. The code deps and headline outs follow from ``stage_deps``' usual pass.
+  paths.yaml group but a folder around another (a model's ``model_dir`` around ``final/``), files under
+  ``reports/``, ``plots/`` and ``metrics/`` in git (``cache: false``, ``persist: true``), the rest in DVC's
+  cache. The code deps and headline outs follow from ``stage_deps``' usual pass.
   After that the entry is a person's: the generator never rewrites an entry's data deps, params or outs.
 - **Its params.yaml section**, for a ``Params`` field that params.yaml lacks: the section model's defaults,
   appended at the end of the file (the rest of the file is left byte for byte).
@@ -78,6 +79,8 @@ def draft_entry(repo: Path, name: str) -> dict[str, Any]:
     deps = ([STAMP] if name != "check_params" else ["params.yaml"]) + deps
     outs: list[Any] = []
     for key, value in own.items():
+        if any(value in other.parents for other in own.values()):
+            continue  # the folder around another out (a model's model_dir around its final/): not an out itself
         ref = "${paths." + ".".join(key) + "}"
         outs.append({ref: {"cache": False, "persist": True}} if value.parts[0] in GIT_TRACKED else ref)
     entry: dict[str, Any] = {"cmd": f"python -m flows.stage {name}", "deps": deps}

@@ -8,6 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from pipeline.common.layout import PATHS
+from pipeline.common.model_card import ModelCard
 from pipeline.common.scoring import write_scores
 from pipeline.quail.report import accuracy_table
 from pipeline.quail.sets import heldout_dev, quail_sets
@@ -22,6 +23,15 @@ def headlines(variant: str) -> list[tuple[str, str]]:
     """The headline rows this stage writes, ``(track, system)`` of ``metrics/<track>/<system>.json``: the write
     below and dvc.yaml's outs (``python -m pipeline.experiments.stage_deps``) both come from it."""
     return [("quail", mc_system(variant))]
+
+
+def card(variant: str) -> ModelCard:
+    """The model card of ``variant``'s model, named by its inputs (passage + options)."""
+    return ModelCard(
+        f"QuAIL multiple choice, {variant} input", "quail", mc_system(variant), "quail_mc", f"quail_mc.{variant}",
+        PATHS.quail_mc[variant].report, f"4-option multiple choice on QuAIL ({variant.replace('_', ' + ')})",
+        "The training share of QuAIL's dev texts (by text, per domain, seeded); the held-out dev texts and the "
+        "challenge set are never seen in training", "AutoModelForMultipleChoice")
 
 
 def run(params: Params, variant: str) -> dict:

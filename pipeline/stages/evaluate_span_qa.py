@@ -5,11 +5,13 @@ loads a model, so an edit reruns this stage alone."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.common.headline import span_figures
 from pipeline.common.intervals import bootstrap_ci
-from pipeline.common.layout import PATHS
+from pipeline.common.layout import PATHS, Layout
+from pipeline.common.model_card import ModelCard
 from pipeline.common.scoring import write_scores
 from pipeline.nlquad.metrics import evaluate as score
 from pipeline.span_qa.plots import write_length_plot, write_per_question_plot
@@ -26,17 +28,43 @@ def headlines(name: str) -> list[tuple[str, str]]:
     return [("nlquad", name)]
 
 
+SPAN_DATA = ("NLQuAD as this pipeline builds it (`data/splits/train.json`): questions are a BBC article's "
+             "interrogative sub-headings, answers the section under each; split 80/10/10 by article")
+TASKS = {
+    "span_window": ("Sliding-window span QA (NLQuAD)",
+                    "extractive QA over windows of {max_seq_len} tokens, one starting every {doc_stride}, the best "
+                    "answer across an article's windows"),
+    "longformer": ("Longformer span QA (NLQuAD)",
+                   "extractive QA over whole articles of up to {max_seq_len} tokens (global attention on the "
+                   "question, window {attention_window})"),
+}
+
+
+def _paths(name: str) -> tuple[Path, Path, Layout]:
+    """The train report, the predictions and the evaluate group of span model ``name``, named in full: a group
+    name built from the kind (``predict_{short}``) would read every ``predict_*`` group, another family's too."""
+    if name == "span_window":
+        return PATHS.train_span.report, PATHS.predict_span.predictions, PATHS.evaluate_span
+    return PATHS.train_longformer.report, PATHS.predict_longformer.predictions, PATHS.evaluate_longformer
+
+
+def card(name: str) -> ModelCard:
+    """The model card of span model ``name`` (``model_cards`` writes it beside the model)."""
+    title, task = TASKS[name]
+    return ModelCard(title, "nlquad", name, name, f"train_{KINDS[name]}", _paths(name)[2].report, task, SPAN_DATA,
+                     "AutoModelForQuestionAnswering")
+
+
 def run(params: Params, name: str) -> dict:
     if name not in KINDS:
         raise ValueError(f"unknown span model kind {name!r}; one of {', '.join(KINDS)}")
     p = getattr(params, name)
-    short = KINDS[name]
+    train_report, predictions, out = _paths(name)
     dataset = json.loads((PATHS.split.dir / f"{p.eval_split}.json").read_text(encoding="utf-8"))
-    preds = json.loads(PATHS[f"predict_{short}"].predictions.read_text(encoding="utf-8"))
+    preds = json.loads(predictions.read_text(encoding="utf-8"))
     summary, rows = score(preds, dataset)
-    training = json.loads(PATHS[f"train_{short}"].report.read_text(encoding="utf-8"))
+    training = json.loads(train_report.read_text(encoding="utf-8"))
     intervals = {k: bootstrap_ci([r[k] for r in rows]) for k in ("em", "f1", "iou")}
-    out = PATHS[f"evaluate_{short}"]
     write_per_question_plot(out.f1_iou_plot, name, rows)
     write_length_plot(out.by_length_plot, {name: summary})
     write_scores(out.report, {"eval_split": p.eval_split, **summary, "ci95": intervals, "training": training},

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.intervals import bootstrap_ci
 from pipeline.common.layout import PATHS
+from pipeline.common.model_card import ModelCard
 from pipeline.common.scoring import write_scores
 from pipeline.strategyqa.answering import PAPER_NAMES, accuracy, labels, majority_label
 from pipeline.stages.strategyqa_setting import load_setting
@@ -22,6 +23,17 @@ def headlines(setting: str) -> list[tuple[str, str]]:
     """The headline rows this stage writes, ``(track, system)`` of ``metrics/<track>/<system>.json``: the write
     below and dvc.yaml's outs (``python -m pipeline.experiments.stage_deps``) both come from it."""
     return [("strategyqa", f"qa_{setting}")]
+
+
+def card(setting: str) -> ModelCard:
+    """The model card of ``setting``'s classifier, under the paper's name of the setting (IR-ORA-D)."""
+    name = PAPER_NAMES[setting]
+    return ModelCard(
+        f"StrategyQA yes/no, {name}", "strategyqa", f"qa_{setting}", "strategyqa_qa", f"strategyqa_qa.{setting}",
+        PATHS.strategyqa_qa[setting].report,
+        f"yes/no classification of a StrategyQA question (setting {name} of Geva et al. 2021)",
+        "StrategyQA train questions (official file, read in place); dev carved out for checkpoint selection; "
+        "contexts from `data/strategyqa_qa/contexts.json`", "AutoModelForSequenceClassification")
 
 
 def run(params: Params, setting: str) -> dict:

@@ -10,99 +10,75 @@ for. Everything is read from the reports the other stages wrote; nothing is type
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.common.files import atomic_output
-from pipeline.common.layout import PATHS
+from pipeline.common.layout import PATHS, Layout
+from pipeline.common.model_card import ModelCard
 from pipeline.common.safe_text import markdown_cell
 from pipeline.common.paired import UNITS
-from pipeline.strategyqa.answering import PAPER_NAMES
+from pipeline.stage_table import cards as declared_cards
 
 if TYPE_CHECKING:
     from pipeline.params import Params
 
 CARD_NAME = "README.md"  # in the model's folder, beside final/: where Hugging Face keeps a model's card
+# what every card reads besides its model's own files: the comparisons and the retrieval figures StrategyQA's
+# cards quote; and the benchmark files the modules that declare the cards' texts (the scoring stages) read
+# elsewhere, which their import makes code this stage can run (tests/test_benchmark_entries.py holds the list to
+# that code: a new family whose scoring module reads another benchmark file adds it here)
+SHARED_DEPS = ("${paths.check_params.stamp}", "${paths.compare.report}", "${paths.strategyqa_contexts.report}",
+               *(f"${{paths.benchmark_sources.entries}}/{name}.json"
+                 for name in ("strategyqa_train", "strategyqa_eval", "quail_dev", "quail_challenge")))
 
 
 @dataclass(frozen=True)
-class Card:
-    """One trained model: where its card goes and which reports hold its story."""
+class Card(ModelCard):
+    """One trained model's card: its text (declared by the stage that scores it) and where it goes."""
 
-    title: str
-    track: str
-    system: str  # its name in reports/compare.json
-    section: str  # its params section
-    group: str  # the model's paths.yaml group (``quail_mc.full``): its folder holds the card
-    model: Path
-    evaluation: Path  # the report with its figures and its training summary
-    task: str
-    data: str
-    loader: str
+    @property
+    def model_paths(self) -> Layout:
+        group: Any = PATHS
+        for key in self.model_group.split("."):
+            group = group[key]
+        return group
+
+    @property
+    def model(self) -> Path:
+        return self.model_paths.model
 
     @property
     def card(self) -> Path:
-        return self.model.parent / CARD_NAME
+        return self.model_paths.model_dir / CARD_NAME
 
-    @property
-    def out(self) -> str:
-        """The card as dvc.yaml's outs name it."""
-        return "${paths." + self.group + ".model_dir}/" + CARD_NAME
-
-
-# the choice models: (track, params section, system prefix, title, task, data, loader); {} is the variant
-STRATEGYQA = ("strategyqa", "strategyqa_qa", "qa_", "StrategyQA yes/no, {}",
-              "yes/no classification of a StrategyQA question (setting {} of Geva et al. 2021)",
-              "StrategyQA train questions (official file, read in place); dev carved out for checkpoint selection; "
-              "contexts from `data/strategyqa_qa/contexts.json`", "AutoModelForSequenceClassification")
-QUAIL = ("quail", "quail_mc", "mc_", "QuAIL multiple choice, {} input", "4-option multiple choice on QuAIL ({})",
-         "The training share of QuAIL's dev texts (by text, per domain, seeded); the held-out dev texts and the "
-         "challenge set are never seen in training", "AutoModelForMultipleChoice")
-
-
-def _choice_card(kind: tuple[str, ...], key: str, model: Path, report: Path) -> Card:
-    track, section, prefix, title, task, data, loader = kind
-    # a StrategyQA setting goes by the paper's name (IR-ORA-D), a QuAIL variant by its inputs (passage + options)
-    name = PAPER_NAMES[key] if track == "strategyqa" else key.replace("_", " + ")
-    return Card(title.replace("{}", PAPER_NAMES[key] if track == "strategyqa" else key), track, f"{prefix}{key}",
-                section, f"{section}.{key}", model, report, task.replace("{}", name), data, loader)
+    def ref(self, entry: str) -> str:
+        """An entry of the model's group as dvc.yaml names it (``${paths.quail_mc.full.model}``)."""
+        return "${paths." + self.model_group + "." + entry + "}"
 
 
 def cards() -> list[Card]:
-    span_data = ("NLQuAD as this pipeline builds it (`data/splits/train.json`): questions are a BBC article's "
-                 "interrogative sub-headings, answers the section under each; split 80/10/10 by article")
-    out = [
-        Card("Sliding-window span QA (NLQuAD)", "nlquad", "span_window", "span_window", "train_span",
-             PATHS.train_span.model, PATHS.evaluate_span.report,
-             "extractive QA over windows of {max_seq_len} tokens, one starting every {doc_stride}, the best answer across an "
-             "article's windows", span_data,
-             "AutoModelForQuestionAnswering"),
-        Card("Longformer span QA (NLQuAD)", "nlquad", "longformer", "longformer", "train_longformer",
-             PATHS.train_longformer.model, PATHS.evaluate_longformer.report,
-             "extractive QA over whole articles of up to {max_seq_len} tokens (global attention on the question, "
-             "window {attention_window})", span_data,
-             "AutoModelForQuestionAnswering"),
-    ]
-    for setting in PATHS.strategyqa_qa.keys():
-        out.append(_choice_card(STRATEGYQA, setting, PATHS.strategyqa_qa[setting].model,
-                                PATHS.strategyqa_qa[setting].report))
-    for variant in PATHS.quail_mc.keys():
-        out.append(_choice_card(QUAIL, variant, PATHS.quail_mc[variant].model, PATHS.quail_mc[variant].report))
-    out.append(Card("Auxiliary yes/no model (BoolQ)", "strategyqa", "boolq_aux", "boolq_aux", "boolq_aux",
-                    PATHS.boolq_aux.model, PATHS.boolq_aux.report,
-                    "yes/no classification of a question given a passage, the BoolQ link of the StrategyQA paper's "
-                    "auxiliary chain (StrategyQA's classifiers start from it with `strategyqa_qa.start_from: "
-                    "boolq_aux`)", "A BoolQ-format file (`boolq_aux.file`; by default BoolQ's official dev split), "
-                    "split by article: a share held out for the figures below, a share of the rest to choose the "
-                    "checkpoint", "AutoModelForSequenceClassification"))
-    return out
+    """Every trained model's card, from the stage table: a new model family's scoring stage brings its own."""
+    return [Card(**{f.name: getattr(text, f.name) for f in fields(text)}) for text in declared_cards()]
 
 
-def git_outs() -> list[str]:
-    """Every out of this stage, as dvc.yaml names them: one card per model :func:`cards` knows (a new QuAIL
-    variant or StrategyQA setting is one more, without an edit here). dvc.yaml's outs are generated from it."""
-    return [card.out for card in cards()]
+def _ref(path: Path) -> str:
+    """A paths.yaml entry as dvc.yaml names it (``${paths.quail_mc.full.report}``)."""
+    found = [key for key, value in PATHS.leaves().items() if value == path]
+    if len(found) != 1:
+        raise ValueError(f"{path}: not one paths.yaml entry ({found or 'none'})")
+    return "${" + found[0] + "}"
+
+
+def entry() -> dict[str, list[str]]:
+    """This stage's dvc.yaml deps (besides code), params and outs, written by ``python -m
+    pipeline.experiments.stage_deps``: per card its model, its evaluation report and its params section; the
+    cards themselves (in git). A new model is one more card without an edit here."""
+    found = cards()
+    return {"deps": [*SHARED_DEPS, *(d for c in found for d in (c.ref("model"), _ref(c.evaluation)))],
+            "params": list(dict.fromkeys(c.section for c in found)),
+            "outs": [c.ref("model_dir") + "/" + CARD_NAME for c in found]}
 
 
 def _retrieval(card: Card) -> list[str]:

@@ -27,5 +27,7 @@ def run(params: Params, name: str) -> dict:
     preds = predict_from_logits(feats.example_index, feats.offset_mapping, starts, ends, ex.contexts, p.n_best,
                                 p.max_answer_tokens)
     out = dict(zip(ex.ids, preds, strict=True))
-    write_json(PATHS[f"predict_{kind.short}"].predictions, out, indent=None)
+    # named in full, not built from the kind: predict_{short} would read every predict_* group
+    predictions = PATHS.predict_span.predictions if name == "span_window" else PATHS.predict_longformer.predictions
+    write_json(predictions, out, indent=None)
     return {"questions": len(out), "windows": len(feats), "empty": sum(not v["text"] for v in out.values())}

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.layout import PATHS
 from pipeline.common.logs import get_logger
+from pipeline.common.model_card import ModelCard
 from pipeline.common.paired import paired_difference
 from pipeline.common.scoring import write_scores
 from pipeline.strategyqa.answering import majority_label
@@ -34,6 +35,17 @@ def headlines() -> list[tuple[str, str]]:
     """The headline rows this stage writes, ``(track, system)`` of ``metrics/<track>/<system>.json``: the write
     below and dvc.yaml's outs (``python -m pipeline.experiments.stage_deps``) both come from it."""
     return [("strategyqa", "boolq_aux")]
+
+
+def card() -> ModelCard:
+    """The auxiliary model's card: it is scored here, on held-out BoolQ articles."""
+    return ModelCard(
+        "Auxiliary yes/no model (BoolQ)", "strategyqa", "boolq_aux", "boolq_aux", "boolq_aux", PATHS.boolq_aux.report,
+        "yes/no classification of a question given a passage, the BoolQ link of the StrategyQA paper's auxiliary "
+        "chain (StrategyQA's classifiers start from it with `strategyqa_qa.start_from: boolq_aux`)",
+        "A BoolQ-format file (`boolq_aux.file`; by default BoolQ's official dev split), split by article: a share "
+        "held out for the figures below, a share of the rest to choose the checkpoint",
+        "AutoModelForSequenceClassification")
 
 
 def _labels(questions: list[BoolQuestion]) -> list[int]:

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.common.layout import PATHS
+from pipeline.common.layout import PATHS, Layout
 from pipeline.common.files import write_json
 from pipeline.common.logs import get_logger
 from pipeline.span_qa.data import SpanExamples, load_examples
@@ -43,12 +43,19 @@ class Kind:
     p: SpanWindowParams | LongformerParams
 
     @property
+    def trained(self) -> Layout:
+        """Its train stage's paths.yaml group, named in full: a group name built from the kind
+        (``train_{short}``) would read, for the layout's checks and the generator, every ``train_*`` group,
+        another model family's included."""
+        return PATHS.train_span if self.name == "span_window" else PATHS.train_longformer
+
+    @property
     def model_dir(self) -> Path:
-        return PATHS[f"train_{self.short}"].model_dir
+        return self.trained.model_dir
 
     @property
     def model(self) -> Path:
-        return PATHS[f"train_{self.short}"].model
+        return self.trained.model
 
     @property
     def short(self) -> str:
@@ -116,7 +123,7 @@ def train(params: Params, name: str) -> dict:
              len(ex.ids), p.max_steps, p.batch_size)
     return train_windows(feats, TrainConfig.from_params(p, kind.init, kind.global_question), kind.model_dir,
                          {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)},
-                         dev=dev, log_dir=PATHS[f"train_{kind.short}"].live)
+                         dev=dev, log_dir=kind.trained.live)
 
 
 def run(params: Params, name: str) -> dict:
@@ -124,5 +131,5 @@ def run(params: Params, name: str) -> dict:
     stats = launch(train, params, name, kind.model_dir)
     print({k: stats[k] for k in ("tokens_per_s_this_run", "resumed_from_step", "device", "precision")})
     # timings and resume points vary run to run: logged above, kept out of the report
-    write_json(PATHS[f"train_{kind.short}"].report, training_report(stats))
+    write_json(kind.trained.report, training_report(stats))
     return stats
