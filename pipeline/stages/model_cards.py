@@ -5,7 +5,12 @@ what. Each card says what the model is and how to load it, what it was trained o
 (the params section as the run used it), how training went (steps, the dev-selected checkpoint), its figures
 on the evaluation set with their 95% intervals, every baseline it was compared with on the same questions
 (``reports/compare.json``: the paired difference and whether its interval lies above zero), and what it is
-for. Everything is read from the reports the other stages wrote; nothing is typed in."""
+for. Everything is read from the reports the other stages wrote; nothing is typed in.
+
+Which models there are comes from the stage table: the stage that scores a model names, in its row, the
+function that declares its card's text (``Stage.card``; a ``ModelCard`` beside the module's ``headlines()``), so a
+new model family brings its own card and a new QuAIL variant or StrategyQA setting is one more. The card goes in
+the model's folder as ``final/`` does; this stage's dvc.yaml entry is written from :func:`entry`."""
 
 from __future__ import annotations
 
