@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
 import re
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pipeline.experiments.stage_entries import DraftError, append_sections, draft_entry, lacking, missing_sections
@@ -267,8 +268,7 @@ def update(repo: Path = ROOT, write: bool = True) -> list[str]:
         changed = headlines is not None and _rewrite_outs(body.setdefault("outs", []), headlines)
         if listed is not None:  # the module lists its whole entry: data deps, params and outs are its
             changed = _rewrite_outs(body.setdefault("outs", []), listed["outs"], lambda path: True) or changed
-            if others != listed["deps"]:
-                others = list(listed["deps"])
+            others = list(listed["deps"])
             if list(body.get("params", [])) != listed["params"]:
                 changed = True
                 body["params"] = listed["params"]
@@ -279,8 +279,6 @@ def update(repo: Path = ROOT, write: bool = True) -> list[str]:
         if changed and name not in drafted and not grown:
             stale.append(f"dvc.yaml: {name}")
     if stale and write:
-        import io
-
         out = io.StringIO()
         yaml.dump(doc, out)
         text = out.getvalue()
