@@ -19,7 +19,7 @@ from pipeline.span_qa.plots import write_length_plot, write_per_question_plot
 if TYPE_CHECKING:
     from pipeline.params import Params
 
-KINDS = {"span_window": "span", "longformer": "longformer"}  # model kind: its stages' suffix
+MODEL_GROUPS = {"span_window": "train_span", "longformer": "train_longformer"}  # paths.yaml group of each model
 
 
 def headlines(name: str) -> list[tuple[str, str]]:
@@ -51,13 +51,13 @@ def _paths(name: str) -> tuple[Path, Path, Layout]:
 def card(name: str) -> ModelCard:
     """The model card of span model ``name`` (``model_cards`` writes it beside the model)."""
     title, task = TASKS[name]
-    return ModelCard(title, "nlquad", name, name, f"train_{KINDS[name]}", _paths(name)[2].report, task, SPAN_DATA,
+    return ModelCard(title, "nlquad", name, name, MODEL_GROUPS[name], _paths(name)[2].report, task, SPAN_DATA,
                      "AutoModelForQuestionAnswering")
 
 
 def run(params: Params, name: str) -> dict:
-    if name not in KINDS:
-        raise ValueError(f"unknown span model kind {name!r}; one of {', '.join(KINDS)}")
+    if name not in MODEL_GROUPS:
+        raise ValueError(f"unknown span model kind {name!r}; one of {', '.join(MODEL_GROUPS)}")
     p = getattr(params, name)
     train_report, predictions, out = _paths(name)
     dataset = json.loads((PATHS.split.dir / f"{p.eval_split}.json").read_text(encoding="utf-8"))

@@ -44,9 +44,9 @@ class Kind:
 
     @property
     def trained(self) -> Layout:
-        """Its train stage's paths.yaml group, named in full: a group name built from the kind
-        (``train_{short}``) would read, for the layout's checks and the generator, every ``train_*`` group,
-        another model family's included."""
+        """Its train stage's paths.yaml group, named in full: a group name built from the kind (an f-string
+        ``train_...``) would read, for the layout's checks and the generator, every ``train_*`` group, another
+        model family's included."""
         return PATHS.train_span if self.name == "span_window" else PATHS.train_longformer
 
     @property
@@ -56,10 +56,6 @@ class Kind:
     @property
     def model(self) -> Path:
         return self.trained.model
-
-    @property
-    def short(self) -> str:
-        return "span" if self.name == "span_window" else self.name
 
 
 def kind_of(params: Params, name: str) -> Kind:
