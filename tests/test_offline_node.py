@@ -284,6 +284,24 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
                    bare)
         assert again.stdout.count("done in an earlier run") == len(info["stages"])
 
+        # StrategyQA from the auxiliary model and from the base model on the same folds, in the same bundle
+        # (infra/training/node-strategyqa-cv.sh), read back by benchmarks.gpu_strategyqa_cv
+        shutil.copy(repo / "infra" / "training" / "node-strategyqa-cv.sh", bundle)
+        cv_out = tmp_path / "cv-out"
+        cv_run = sh(["bash", "node-strategyqa-cv.sh", cv_out, "question_only"], bundle, bare, timeout=1200)
+        assert "[node] strategyqa_cv ..." in cv_run.stdout
+        assert sorted(p.name for p in cv_out.iterdir()) == ["cv_aux.profile.json", "cv_aux.tar.gz",
+                                                              "cv_base.profile.json", "cv_base.tar.gz"]
+        assert sh(["bash", "node-strategyqa-cv.sh", cv_out], bundle, bare).stdout.count("already, skipped") == 2
+        assert yaml.safe_load((bundle / "params.yaml").read_text())["strategyqa_qa"]["start_from"] == "boolq_aux"
+        sh([sys.executable, "-m", "benchmarks.gpu_strategyqa_cv", cv_out, "--name", "cv", "--results-dir", tmp_path],
+           clone, env)
+        cv_result = json.loads((tmp_path / "cv.json").read_text())
+        assert cv_result["strategyqa_cv"]["from_base"].keys() == {"question_only"}
+        assert cv_result["aux_versus_base"]["question_only"]["questions"] == cv_result["strategyqa_cv"][
+            "labelled_questions"]
+        assert cv_result["source"] == info["source"] and cv_result["boolq_aux"]["dev_curve"]
+
         before = sh(["git", "status", "--porcelain"], clone, env).stdout
         gpu_file = clone / "benchmarks/results/gpu_profile.json"
         committed_gpu = gpu_file.read_bytes() if gpu_file.exists() else None
