@@ -33,7 +33,9 @@ phase() {  # NAME STAGES...: one node run into OUT/NAME.tar.gz, unless it is the
 cp params.base.yaml params.yaml
 phase cv_aux train_boolq_aux strategyqa_cv
 
-if [ ! -f "$out/cv_base.tar.gz" ]; then
+if [ -f "$out/cv_base.tar.gz" ]; then
+  echo "[cv] cv_base: in $out already, skipped"
+else
   python3 - "$@" <<'EOF2'
 import json, os, sys
 import yaml
