@@ -96,7 +96,8 @@ elif loop in ("reference", "reference_compiled"):  # the plain loop, same seed, 
     # compiled: torch.compile's first steps compile (a batch's length varies: dynamic shapes), so the steady
     # figure counts the steps after WARM only, and the compile time is given apart
     forward = torch.compile(model, dynamic=True) if loop == "reference_compiled" else model
-    tokens, t0, step_tokens, step_ends = 0, time.perf_counter(), [], []
+    warm = min(WARM, cfg.max_steps - 1)
+    tokens, t0, warm_tokens, t_warm = 0, time.perf_counter(), 0, None
     for step in range(cfg.max_steps):
         idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
         b = {k: v.to(dev) for k, v in collate(feats, idx, tok.pad_token_id, token_types=types).items()}
@@ -107,16 +108,19 @@ elif loop in ("reference", "reference_compiled"):  # the plain loop, same seed, 
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         scaler.step(opt); scaler.update(); sched.step(); opt.zero_grad(set_to_none=True)
         tokens += int(b["attention_mask"].sum())
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-        step_tokens.append(int(b["attention_mask"].sum())); step_ends.append(time.perf_counter())
+        if warm and step == warm - 1:  # the warm-up's end: waited for on a GPU here only, so steps stay queued
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            t_warm, warm_tokens = time.perf_counter(), tokens
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
     elapsed = time.perf_counter() - t0
-    warm = min(WARM, cfg.max_steps - 1)
     stats = {"device": str(dev) if dev.type == "cpu" else torch.cuda.get_device_name(0),
              "precision": "fp32" if amp is None else str(amp).removeprefix("torch."),
              "tokens_per_s_this_run": round(tokens / elapsed, 1), "weights": weights_digest(model),
-             "tokens_per_s_after_warm_up": round(sum(step_tokens[warm:]) / (step_ends[-1] - step_ends[warm - 1]), 1)
-             if warm > 0 else None, "warm_up_steps": warm, "warm_up_s": round(step_ends[warm - 1] - t0, 1) if warm else 0}
+             "tokens_per_s_after_warm_up": round((tokens - warm_tokens) / (t0 + elapsed - t_warm), 1)
+             if t_warm is not None else None, "warm_up_steps": warm,
+             "warm_up_s": round(t_warm - t0, 1) if t_warm is not None else 0}
 if loop == "hf_trainer":  # what a user would write instead: Trainer on the same windows, batch, schedule, precision
     from transformers import Trainer, TrainingArguments
     dev, amp = pick_device(device, cfg.precision)
