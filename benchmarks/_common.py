@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import platform
@@ -37,3 +39,9 @@ def write_result(name: str, result: dict, out_dir: Path | None = None) -> Path:
     path.write_text(json.dumps({"machine": machine(), **result}, indent=2, sort_keys=True) + "\n")
     print(json.dumps(result, indent=2, sort_keys=True))
     return path
+
+
+def dvclive_series(data: bytes) -> list[tuple[int, float]]:
+    """A DVCLive ``plots/metrics/.../<name>.tsv`` (``step`` and one value column) as (step, value) pairs."""
+    rows = csv.DictReader(io.StringIO(data.decode("utf-8")), delimiter="\t")
+    return [(int(r["step"]), float(r[k])) for r in rows for k in r if k != "step"]

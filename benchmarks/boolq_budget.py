@@ -18,7 +18,6 @@ search resumes at the run it was in (whose checkpoints the loop resumes from):
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from benchmarks._common import machine
+from benchmarks._common import dvclive_series, machine
 from pipeline.common.layout import PATHS
 from pipeline.params import DEFAULT_PARAMS_FILE, validate_params
 
@@ -58,12 +57,6 @@ def parse_run(text: str) -> dict[str, Any]:
     return out
 
 
-def _tsv(path: Path) -> list[tuple[int, float]]:
-    with path.open(encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t"))
-    return [(int(r["step"]), float(r[k])) for r in rows for k in r if k != "step"]
-
-
 def one_run(overrides: dict[str, Any]) -> dict[str, Any]:
     from transformers import AutoTokenizer
 
@@ -88,8 +81,8 @@ def one_run(overrides: dict[str, Any]) -> dict[str, Any]:
                                            p.precision))
     majority = majority_label([int(q.answer) for q in fit])
     live = PATHS.boolq_aux.live / "plots" / "metrics"
-    dev_curve = _tsv(live / "dev" / "accuracy.tsv")
-    loss = _tsv(live / "train" / "loss.tsv")
+    dev_curve = dvclive_series((live / "dev" / "accuracy.tsv").read_bytes())
+    loss = dvclive_series((live / "train" / "loss.tsv").read_bytes())
     every = p.eval_every
     loss_means = [[step, round(sum(v for s, v in loss if step - every < s <= step)
                                / max(1, sum(1 for s, _ in loss if step - every < s <= step)), 4)]

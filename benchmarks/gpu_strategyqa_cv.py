@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from benchmarks._common import write_result
+from benchmarks._common import dvclive_series, write_result
 from pipeline.common.layout import PATHS
 from pipeline.common.manifest import source_path
 from pipeline.common.paired import paired_difference
@@ -54,14 +54,6 @@ def read_members(archive: Path, names: tuple[str, ...]) -> dict[str, bytes]:
     return out
 
 
-def _tsv(data: bytes) -> list[list[float]]:
-    lines = data.decode("utf-8").splitlines()
-    head = lines[0].split("\t")
-    col = next(i for i, h in enumerate(head) if h != "step")
-    step = head.index("step")
-    return [[int(row.split("\t")[step]), round(float(row.split("\t")[col]), 2)] for row in lines[1:] if row]
-
-
 def read_run(archive: Path, with_boolq: bool) -> dict[str, Any]:
     names = ("params.yaml", PATHS.strategyqa_cv.report.as_posix(), PATHS.strategyqa_cv.predictions.as_posix())
     if with_boolq:
@@ -79,7 +71,7 @@ def read_run(archive: Path, with_boolq: bool) -> dict[str, Any]:
     }
     if with_boolq:
         run["boolq"] = json.loads(files[names[3]])
-        run["boolq_dev_curve"] = _tsv(files[names[4]])
+        run["boolq_dev_curve"] = [[step, round(v, 2)] for step, v in dvclive_series(files[names[4]])]
     if run["report"].get("folds", 0) < 2:
         raise ArchiveError(f"{archive}: strategyqa_cv did not run (folds: {run['report'].get('folds')})")
     return run

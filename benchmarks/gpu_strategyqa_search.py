@@ -12,15 +12,13 @@ answer on the same questions (the ``compare`` stage's paired bootstrap), and kee
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import tarfile
 from pathlib import Path
 
 import yaml
 
-from benchmarks._common import write_result
+from benchmarks._common import dvclive_series, write_result
 from pipeline.common.manifest import source_path
 from pipeline.common.paired import paired_difference
 from pipeline.strategyqa.data import load_questions
@@ -31,11 +29,6 @@ SEARCHED = ("learning_rate", "max_steps", "patience", "max_seq_len", "batch_size
 def _members(archive: Path) -> dict[str, bytes]:
     with tarfile.open(archive, "r:gz") as tar:
         return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
-
-
-def _tsv(data: bytes) -> list[tuple[int, float]]:
-    rows = csv.DictReader(io.StringIO(data.decode("utf-8")), delimiter="\t")
-    return [(int(r["step"]), float(r[k])) for r in rows for k in r if k != "step"]
 
 
 def summarise(archive: Path, gold: dict[str, bool]) -> dict:
@@ -54,8 +47,8 @@ def summarise(archive: Path, gold: dict[str, bool]) -> dict:
     paired = paired_difference([float(bool(predictions[i]["answer"]) == gold[i]) for i in ids],
                                [float(majority == gold[i]) for i in ids])
     live = f"dvclive/strategyqa_{setting}/plots/metrics"
-    dev = _tsv(files[f"{live}/dev/accuracy.tsv"])
-    loss = _tsv(files[f"{live}/train/loss.tsv"])
+    dev = dvclive_series(files[f"{live}/dev/accuracy.tsv"])
+    loss = dvclive_series(files[f"{live}/train/loss.tsv"])
     every = section["eval_every"]
     loss_means = [(step, round(sum(v for s, v in loss if step - every < s <= step) / every, 4)) for step, _ in dev]
     return {"archive": archive.name, "setting": setting, "params": {k: section[k] for k in SEARCHED},
