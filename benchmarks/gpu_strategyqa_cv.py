@@ -102,6 +102,23 @@ def _settings(report: dict[str, Any]) -> dict[str, dict]:
             for s, v in report["settings"].items()}
 
 
+def fold_launches(out_dir: Path, run: str) -> list[dict[str, Any]]:
+    """The node's parallel fold launches of one run (``JOBS=N``: ``RUN.folds.<time>.json``, one per launch; a
+    resumed run has several), each as jobs, wall seconds and folds trained; [] when the folds trained in the
+    stage's own sequence."""
+    out = []
+    for path in sorted(out_dir.glob(f"{run}.folds.*.json")):
+        if path.stat().st_size > MAX_MEMBER_BYTES:
+            raise ArchiveError(f"{path}: over {MAX_MEMBER_BYTES} bytes")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        trained = data.get("trained") if isinstance(data, dict) else None
+        if not isinstance(trained, list) or not isinstance(data.get("jobs"), int):
+            raise ArchiveError(f"{path}: not a fold launch record (jobs, trained)")
+        out.append({"jobs": data["jobs"], "wall_seconds": data.get("wall_seconds"), "folds_trained": len(trained),
+                    "fold_seconds_sum": round(sum(float(f.get("seconds", 0)) for f in trained), 1)})
+    return out
+
+
 def labelled_answers() -> dict[str, bool]:
     """Every labelled StrategyQA question's answer (train and dev: what strategyqa_cv cross-validates)."""
     pool = labelled_pool(load_questions(source_path("strategyqa_train")), load_questions(source_path("strategyqa_eval")))
@@ -120,6 +137,7 @@ def summarise(out_dir: Path, gold: dict[str, bool]) -> dict[str, Any]:
         "node_command": "bash node-strategyqa-cv.sh OUT [SETTING ...]",
         "seconds": {run: {s: e.get("seconds") for s, e in r["profile"].get("stages", {}).items()}
                     for run, r in (("cv_aux", aux), ("cv_base", base)) if r is not None},
+        "parallel_folds": {run: launches for run in RUNS if (launches := fold_launches(out_dir, run))},
         "boolq_aux": {k: boolq[k] for k in ("accuracy", "majority_baseline", "predicted_yes_share", "versus_majority",
                                             "train_questions", "dev_questions", "heldout_questions", "best_step",
                                             "steps", "max_seq_len") if k in boolq}
