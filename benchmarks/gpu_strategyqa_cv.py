@@ -9,7 +9,12 @@ against the base start on the same questions, paired by question (the unit Strat
 and params hash the bundle was built from and the sha256 of both runs' per-question predictions, so the figures
 can be traced to a revision and checked against the predictions they came from.
 
-    python -m benchmarks.gpu_strategyqa_cv OUT [--name gpu_strategyqa_cv_h100] [--results-dir DIR]
+With ``--seed-run OUT2`` (repeatable): node runs of the auxiliary phase alone (``PHASES=aux``) from the same bundle
+with another ``strategyqa_qa.seed``; every setting is then also reported over the seeds (per seed, mean and SD,
+intervals over seeds and questions).
+
+    python -m benchmarks.gpu_strategyqa_cv OUT [--seed-run OUT2 ...] [--name gpu_strategyqa_cv_h100]
+                                           [--results-dir DIR]
 """
 
 from __future__ import annotations
@@ -21,12 +26,14 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from benchmarks._common import dvclive_series, write_result
 from pipeline.common.layout import PATHS
 from pipeline.common.manifest import source_path
 from pipeline.common.paired import paired_difference
+from pipeline.common.paired_seeds import paired_difference_over_seeds
 from pipeline.strategyqa.data import load_questions
 from pipeline.strategyqa.folds import labelled_pool
 
@@ -159,14 +166,69 @@ def summarise(out_dir: Path, gold: dict[str, bool]) -> dict[str, Any]:
     return result
 
 
+def _majority_by_question(run: dict[str, Any], setting: str) -> dict[str, bool]:
+    folds = run["report"]["settings"][setting]["folds"]
+    return {q: bool(folds[a["fold"]]["majority"]) for q, a in run["predictions"][setting].items()}
+
+
+def over_seeds(runs: list[dict[str, Any]], gold: dict[str, bool]) -> dict[str, Any]:
+    """The auxiliary-start runs of several ``strategyqa_qa.seed`` values (the first run's and each ``--seed-run``'s)
+    on the same folds: per setting the accuracy of each seed, their mean and SD, and the setting against each
+    fold's majority answer and against question-only, paired by question, with an interval over seeds and
+    questions (:func:`pipeline.common.paired_seeds.paired_difference_over_seeds`). Refused when the runs differ in
+    anything but the seed, repeat a seed, or put a question in another fold."""
+    def without_seed(params: dict[str, Any]) -> dict[str, Any]:
+        return {**params, "strategyqa_qa": {k: v for k, v in params["strategyqa_qa"].items() if k != "seed"}}
+
+    seeds = [r["params"]["strategyqa_qa"]["seed"] for r in runs]
+    if len(set(seeds)) != len(seeds):
+        raise ArchiveError(f"the seed runs repeat a strategyqa_qa.seed: {seeds}")
+    for r, seed in zip(runs[1:], seeds[1:], strict=True):
+        if without_seed(r["params"]) != without_seed(runs[0]["params"]):
+            raise ArchiveError(f"the run with strategyqa_qa.seed {seed} differs from the first in more than the seed")
+    settings = [s for s in runs[0]["predictions"] if all(s in r["predictions"] for r in runs)]
+    out: dict[str, Any] = {}
+    for setting in settings:
+        ids = sorted(runs[0]["predictions"][setting])
+        for r, seed in zip(runs, seeds, strict=True):
+            p = r["predictions"][setting]
+            if sorted(p) != ids or any(p[q]["fold"] != runs[0]["predictions"][setting][q]["fold"] for q in ids):
+                raise ArchiveError(f"{setting}: the run with strategyqa_qa.seed {seed} put questions in other folds")
+        right = [[float(r["predictions"][setting][q]["answer"] == gold[q]) for q in ids] for r in runs]
+        majority = [[float(m[q] == gold[q]) for q in ids] for m in (_majority_by_question(r, setting) for r in runs)]
+        accuracy = [round(100 * sum(row) / len(row), 2) for row in right]
+        entry = {"accuracy_per_seed": accuracy, "accuracy_mean": round(float(np.mean(accuracy)), 2),
+                 "accuracy_sd": round(float(np.std(accuracy, ddof=1)), 2) if len(accuracy) > 1 else None,
+                 "questions": len(ids), "versus_majority": paired_difference_over_seeds(right, majority)}
+        if setting != "question_only" and "question_only" in settings:
+            shared = [q for q in ids if q in runs[0]["predictions"]["question_only"]]
+            entry["versus_question_only"] = paired_difference_over_seeds(
+                [[float(r["predictions"][setting][q]["answer"] == gold[q]) for q in shared] for r in runs],
+                [[float(r["predictions"]["question_only"][q]["answer"] == gold[q]) for q in shared] for r in runs])
+        out[setting] = entry
+    return {"strategyqa_qa.seed": seeds, "start": runs[0]["report"]["start"], "settings": out,
+            "predictions_sha256": [r["predictions_sha256"] for r in runs]}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir", type=Path, help="the node's OUT folder (cv_aux.tar.gz, cv_base.tar.gz, *.profile.json)")
+    ap.add_argument("--seed-run", type=Path, action="append", default=[],
+                    help="another node OUT folder (cv_aux.tar.gz) from the same bundle with another strategyqa_qa.seed: "
+                         "the auxiliary-start settings are then reported over every seed")
     ap.add_argument("--name", default="gpu_strategyqa_cv")
     ap.add_argument("--results-dir", type=Path, help="where <name>.json goes (default: benchmarks/results)")
     args = ap.parse_args(argv)
     try:
-        result = summarise(args.out_dir, labelled_answers())
+        gold = labelled_answers()
+        result = summarise(args.out_dir, gold)
+        if args.seed_run:
+            runs = [read_run(d / "cv_aux.tar.gz", with_boolq=False) for d in [args.out_dir, *args.seed_run]]
+            result["over_seeds"] = over_seeds(runs, gold)
+            result["seed_runs"] = {str(r["params"]["strategyqa_qa"]["seed"]): {
+                "source": r["profile"].get("source"), "device": r["profile"].get("device"),
+                "parallel_folds": fold_launches(d, "cv_aux")} for r, d in zip(runs, [args.out_dir, *args.seed_run],
+                                                                              strict=True)}
     except (ArchiveError, OSError, tarfile.TarError) as exc:
         raise SystemExit(f"gpu_strategyqa_cv: {exc}") from None
     write_result(args.name, result, args.results_dir)

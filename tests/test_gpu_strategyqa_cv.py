@@ -101,3 +101,65 @@ def test_an_archive_without_the_cross_validation_names_what_is_missing(tmp_path)
     _write(tmp_path / "cv_aux.tar.gz", {"params.yaml": "{}\n"})
     with pytest.raises(ArchiveError, match="no reports/strategyqa_cv.json"):
         summarise(tmp_path, GOLD)
+
+
+def _seed_run(out: Path, seed: int, answers: dict[str, bool], folds: dict[str, int] | None = None,
+              lr: str = "5.0e-05") -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    report = _report("models/boolq_aux/final", ["question_only"])
+    report["settings"]["question_only"]["folds"] = [{"best_step": 30, "majority": 0}, {"best_step": 60, "majority": 1}]
+    _write(out / "cv_aux.tar.gz", {
+        "params.yaml": f"strategyqa_qa:\n  seed: {seed}\n  learning_rate: {lr}\n  start_from: boolq_aux\n",
+        "reports/strategyqa_cv.json": json.dumps(report),
+        "data/predictions/strategyqa_cv.json": _predictions(answers, folds),
+    }, {"device": "NVIDIA H100"})
+    return out
+
+
+def test_seed_runs_are_reported_over_seeds_and_refused_when_they_differ_in_more(tmp_path):
+    from benchmarks.gpu_strategyqa_cv import over_seeds, read_run
+
+    wrong_two = {**GOLD, "a": False, "c": False}
+    dirs = [_seed_run(tmp_path / "s42", 42, dict(GOLD)), _seed_run(tmp_path / "s43", 43, wrong_two),
+            _seed_run(tmp_path / "s44", 44, dict(GOLD))]
+    runs = [read_run(d / "cv_aux.tar.gz", with_boolq=False) for d in dirs]
+    result = over_seeds(runs, GOLD)
+    entry = result["settings"]["question_only"]
+    assert result["strategyqa_qa.seed"] == [42, 43, 44]
+    assert entry["accuracy_per_seed"] == [100.0, 66.67, 100.0] and entry["accuracy_mean"] == 88.89
+    # fold 0 holds a, c, e (all "yes") and its majority is "no"; fold 1 b, d, f (all "no"), majority "yes": the
+    # per-fold majority answer is wrong on every question, so each seed's difference is its accuracy
+    assert entry["versus_majority"]["baseline_mean"] == 0.0
+    assert entry["versus_majority"]["seeds"] == 3 and entry["versus_majority"]["per_seed_difference"] == [100.0, 66.67, 100.0]
+    with pytest.raises(ArchiveError, match="repeat"):
+        over_seeds([runs[0], runs[0]], GOLD)
+    other_lr = read_run(_seed_run(tmp_path / "lr", 45, dict(GOLD), lr="1.0e-04") / "cv_aux.tar.gz", with_boolq=False)
+    with pytest.raises(ArchiveError, match="more than the seed"):
+        over_seeds([runs[0], other_lr], GOLD)
+    moved = read_run(_seed_run(tmp_path / "moved", 46, dict(GOLD), folds={q: 0 for q in GOLD}) / "cv_aux.tar.gz",
+                     with_boolq=False)
+    with pytest.raises(ArchiveError, match="other folds"):
+        over_seeds([runs[0], moved], GOLD)
+
+
+def test_fold_launch_records_are_read_and_a_malformed_one_named(tmp_path):
+    from benchmarks.gpu_strategyqa_cv import fold_launches
+
+    (tmp_path / "cv_aux.folds.1.json").write_text(json.dumps(
+        {"jobs": 4, "wall_seconds": 10.0, "trained": [{"setting": "ir_q", "fold": 0, "seconds": 6.0},
+                                                      {"setting": "ir_q", "fold": 1, "seconds": 7.5}]}))
+    assert fold_launches(tmp_path, "cv_aux") == [{"jobs": 4, "wall_seconds": 10.0, "folds_trained": 2,
+                                                  "fold_seconds_sum": 13.5}]
+    assert fold_launches(tmp_path, "cv_base") == []
+    (tmp_path / "cv_base.folds.2.json").write_text(json.dumps({"jobs": "4"}))
+    with pytest.raises(ArchiveError, match="cv_base.folds.2.json: not a fold launch record"):
+        fold_launches(tmp_path, "cv_base")
+
+
+def test_fold_claims_go_to_one_worker_each(tmp_path):
+    from pipeline.offline.cv_folds import claim, pairs
+
+    assert pairs(["question_only", "ir_q"], 2) == [("question_only", 0), ("question_only", 1), ("ir_q", 0), ("ir_q", 1)]
+    assert claim(tmp_path, "ir_q", 0) is True
+    assert claim(tmp_path, "ir_q", 0) is False  # a second worker finds it taken
+    assert claim(tmp_path, "ir_q", 1) is True

@@ -288,16 +288,20 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
         # (infra/training/node-strategyqa-cv.sh), read back by benchmarks.gpu_strategyqa_cv
         shutil.copy(repo / "infra" / "training" / "node-strategyqa-cv.sh", bundle)
         cv_out = tmp_path / "cv-out"
-        cv_run = sh(["bash", "node-strategyqa-cv.sh", cv_out, "question_only"], bundle, bare, timeout=1200)
-        assert "[node] strategyqa_cv ..." in cv_run.stdout
-        assert sorted(p.name for p in cv_out.iterdir()) == ["cv_aux.profile.json", "cv_aux.tar.gz",
-                                                              "cv_base.profile.json", "cv_base.tar.gz"]
+        # two fold workers (JOBS=2, pipeline/offline/cv_folds.py): the stage then reads their answers back
+        cv_run = sh(["bash", "node-strategyqa-cv.sh", cv_out, "question_only"], bundle, {**bare, "JOBS": "2"},
+                    timeout=1200)
+        assert "[node] strategyqa_cv ..." in cv_run.stdout and "[cv_folds] 2 fold(s)" in cv_run.stdout
+        assert sorted(p.name for p in cv_out.iterdir() if ".folds." not in p.name) == [
+            "cv_aux.profile.json", "cv_aux.tar.gz", "cv_base.profile.json", "cv_base.tar.gz"]
+        assert len(list(cv_out.glob("cv_*.folds.*.json"))) == 2
         assert sh(["bash", "node-strategyqa-cv.sh", cv_out], bundle, bare).stdout.count("already, skipped") == 2
         assert yaml.safe_load((bundle / "params.yaml").read_text())["strategyqa_qa"]["start_from"] == "boolq_aux"
         sh([sys.executable, "-m", "benchmarks.gpu_strategyqa_cv", cv_out, "--name", "cv", "--results-dir", tmp_path],
            clone, env)
         cv_result = json.loads((tmp_path / "cv.json").read_text())
         assert cv_result["strategyqa_cv"]["from_base"].keys() == {"question_only"}
+        assert cv_result["parallel_folds"]["cv_aux"][0]["folds_trained"] == 2
         assert cv_result["aux_versus_base"]["question_only"]["questions"] == cv_result["strategyqa_cv"][
             "labelled_questions"]
         assert cv_result["source"] == info["source"] and cv_result["boolq_aux"]["dev_curve"]

@@ -96,6 +96,44 @@ def test_scores_of_different_question_sets_are_refused():
         paired_difference([], [])
 
 
+def test_over_seeds_one_seed_above_and_the_others_not_is_no_verdict():
+    """A constructed case: one training seed clearly above the baseline, two not. Each seed's
+    question-resampled interval alone would call the first "above"; the two-level bootstrap (seeds and units)
+    does not, and says that not every seed is above."""
+    import numpy as np
+
+    from pipeline.common.paired import paired_difference
+    from pipeline.common.paired_seeds import paired_difference_over_seeds
+
+    rng = np.random.default_rng(1)
+    baseline = (rng.random(2000) < 0.53).astype(float)
+    lucky = np.where(rng.random(2000) < 0.10, 1.0, baseline)  # about +5 points
+    others = [np.where(rng.random(2000) < 0.04, 1.0 - baseline, baseline) for _ in range(2)]  # about level
+    assert paired_difference(lucky, baseline)["above"]
+    result = paired_difference_over_seeds([lucky, *others], [baseline])
+    assert not result["above"] and not result["every_seed_above"]
+    assert result["per_seed_difference"][0] > 3 and result["seeds"] == 3 and result["baseline_seeds"] == 1
+    assert result["ci95"][0] < 0 < result["ci95"][1]
+    # every seed above by a similar margin: above, by both readings
+    steady = [np.where(rng.random(2000) < 0.10, 1.0, baseline) for _ in range(3)]
+    both = paired_difference_over_seeds(steady, [baseline])
+    assert both["above"] and both["every_seed_above"]
+
+
+def test_over_seeds_with_clusters_resamples_the_clusters_and_refuses_mismatched_shapes():
+    import numpy as np
+
+    from pipeline.common.paired_seeds import paired_difference_over_seeds
+
+    rng = np.random.default_rng(2)
+    base = (rng.random(400) < 0.5).astype(float)
+    runs = [np.where(rng.random(400) < 0.2, 1.0, base) for _ in range(3)]
+    by_text = paired_difference_over_seeds(runs, [base], clusters=[str(i // 20) for i in range(400)], unit="text")
+    assert by_text["unit"] == "text" and by_text["units"] == 20
+    with pytest.raises(ValueError, match="seeds x questions"):
+        paired_difference_over_seeds(runs, [base[:399]])
+
+
 def test_every_headline_comparison_is_declared_by_the_compare_stage(repo):
     from pipeline.stages.compare import HEADLINE_PAIRS, headline_name
 
