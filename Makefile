@@ -19,7 +19,7 @@ export DO_NOT_TRACK := 1
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export QA_PIPELINE_PYWB_BIN := $(CURDIR)/$(VENV_PYWB)/bin
 
-.PHONY: setup exp-links reset repro nlquad strategyqa quail repro-gpu gpu-bundle gpu-import publish test test-fast serve plots exps check-params clean-envs
+.PHONY: setup exp-links reset repro nlquad strategyqa quail repro-gpu gpu-bundle gpu-import publish test test-durations test-fast serve plots exps check-params clean-envs
 
 setup: $(VENV)/.installed $(VENV)/.editable $(VENV_PYWB)/.installed .plots-vendor/offline_template.html
 
@@ -107,6 +107,10 @@ publish: setup
 
 test: setup
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+# the whole suite, its per-test seconds written to benchmarks/results/test_durations.json (benchmarks/test_durations.py)
+test-durations: setup
+	QA_PIPELINE_TEST_DURATIONS=$(CURDIR)/benchmarks/results/test_durations.json $(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 # the edit loop: the suite without the tests marked slow
 test-fast: setup

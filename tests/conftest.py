@@ -108,3 +108,32 @@ def prefect_server(home: Path, **settings: str) -> Iterator[str]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+# Where the suite's time goes: with QA_PIPELINE_TEST_DURATIONS=FILE, each test's seconds (setup, call and
+# teardown together; a session fixture's setup counts for the first test that asked for it), whether it is
+# marked slow, and the processor, written as JSON when the session ends. `make test-durations` refreshes the
+# committed profile (benchmarks/results/test_durations.json).
+_DURATIONS: dict[str, dict] = {}
+
+
+def pytest_runtest_logreport(report) -> None:
+    entry = _DURATIONS.setdefault(report.nodeid, {"seconds": 0.0, "outcome": "passed"})
+    entry["seconds"] += report.duration
+    if report.failed or (report.skipped and entry["outcome"] == "passed"):
+        entry["outcome"] = "failed" if report.failed else "skipped"
+
+
+def pytest_collection_modifyitems(items) -> None:
+    for item in items:
+        _DURATIONS.setdefault(item.nodeid, {"seconds": 0.0, "outcome": "passed"})["slow"] = (
+            item.get_closest_marker("slow") is not None)
+
+
+def pytest_sessionfinish(session) -> None:
+    target = os.environ.get("QA_PIPELINE_TEST_DURATIONS")
+    if not target:
+        return
+    from benchmarks.test_durations import write_profile
+
+    write_profile(Path(target), {k: v for k, v in _DURATIONS.items() if v["seconds"] > 0 or v["outcome"] != "passed"})
