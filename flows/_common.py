@@ -132,6 +132,10 @@ def run_flow(flow: Callable[..., Any], run_name: str, **parameters: Any) -> int:
     from prefect.exceptions import TerminationSignal
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
+    from flows.engine_guard import install
+
+    install()  # no state the server answers with is deserialized in this process
+
     api_url = os.environ.get("PREFECT_API_URL") or shared_api_url()
     os.environ["PREFECT_API_URL"] = api_url  # what record_this_run names
     named = flow.with_options(flow_run_name=run_name.replace("{", "{{").replace("}", "}}"),

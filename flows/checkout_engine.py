@@ -1,7 +1,8 @@
 """``python -m flows.checkout_engine``: the flow-run process :mod:`flows.worker` starts, Prefect's
 ``prefect.engine`` with one difference: the flow is this checkout's, found by the run's deployment name in
 prefect.yaml, and no pull step or server-side entrypoint is ever read (``prefect.engine`` reads both from the
-server, again, after the worker has started it)."""
+server, again, after the worker has started it), and no state the server answers with is deserialized
+(:mod:`flows.engine_guard`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ def main() -> None:
     from prefect.client.orchestration import get_client
     from prefect.engine import _drive_run_flow_result, engine_logger, handle_engine_signals
 
+    from flows.engine_guard import install
     from flows.worker import RefusedRun, checkout, checkout_flow_for
+
+    install()  # a state the server forces on this run is never deserialized here
 
     try:
         flow_run_id = UUID(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("PREFECT__FLOW_RUN_ID", ""))

@@ -31,11 +31,14 @@ from prefect.settings import PREFECT_API_URL
 from flows._common import PARENT_RUN_ENV, STOPPED_BY_SIGNAL, cancelled_if_stopped, quiet_signal_stops
 from flows._server import reap_killed_runs
 from flows.stage import QUIET
+from flows.engine_guard import install as _install_engine_guard
 from flows.metrics_artifact import markdown_table
 from pipeline.common.headline import read_headlines
 from pipeline.common.layout import PATHS
 from pipeline.common.processes import dies_with_this_process
 from pipeline.experiments.targets import check_targets as check_stage_targets
+
+_install_engine_guard()  # this module's flows run in served and deployed processes: no server state is deserialized
 
 
 class RebuildAlreadyRunning(RuntimeError):

@@ -18,9 +18,12 @@ from prefect.client.orchestration import get_client
 from prefect.deployments import run_deployment
 from prefect.logging import get_run_logger
 
+from flows.engine_guard import install as _install_engine_guard
 from pipeline.common.safe_text import markdown_cell
 from pipeline.experiments.sweep import grid_points, point_name, run_point
 from pipeline.experiments.targets import check_targets
+
+_install_engine_guard()  # this module's flows run in served and deployed processes: no server state is deserialized
 
 POINT_DEPLOYMENT = "experiment-point/point"
 

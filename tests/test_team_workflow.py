@@ -24,6 +24,7 @@ import yaml
 from pipeline.common.processes import stop_process_group
 from tests import prefect_http
 from tests.conftest import prefect_server
+from tests.test_engine_guard import force_completed, pickle_record
 from tests.local_s3 import seaweedfs_s3
 from tests.params_files import PROJECT_PARAMS
 
@@ -366,12 +367,24 @@ def test_an_api_caller_cannot_deploy_code_to_the_workers(team, prefect, repo, tm
             when_pending(run, lambda: patch(f"/deployments/{point['id']}", {"pull_steps": shell}))
             outcomes[f"pull step timed {i}"] = ends(run)
             patch(f"/deployments/{point['id']}", {"pull_steps": point["pull_steps"]})
+        # a result record the worker's flow-run process would unpickle: forced on the run the moment it is Pending
+        # (tests/test_engine_guard.py shows Prefect's own engine loads it)
+        record = pickle_record(tmp_path / "record.json", marker)
+        run = run_of(point["id"], "evil-forced-state")
+        when_pending(run, lambda: force_completed(api, run, record))
+        deadline = time.monotonic() + 180  # the run shows COMPLETED at once; wait for the worker's process to end
+        while time.monotonic() < deadline and "ServerStateRefused" not in (tmp_path / "guard.log").read_text(
+                errors="replace"):
+            time.sleep(1)
+        forced = _api(prefect, "GET", f"/flow_runs/{run}")
     finally:
         stop_process_group(worker, timeout=20)
         log.close()
     guard_log = (tmp_path / "guard.log").read_text(errors="replace")
     states = {k: (r["state_type"], (r["state"] or {}).get("message", "")) for k, r in outcomes.items()}
-    assert not marker.exists(), (marker.read_text(), states)  # no pull step, command or sitecustomize ran
+    assert not marker.exists(), (marker.read_text(), states)  # no pull step, command, sitecustomize or pickle ran
+    assert forced["state_type"] == "COMPLETED"  # as the caller forced it: API access can set a run's state
+    assert "ServerStateRefused" in guard_log and "is not read" in guard_log, guard_log[-4000:]
     assert not list((tmp_path / "work").iterdir())  # nothing was cloned
     for refused in ("new deployment with a shell pull step", "a prefect.yaml name under another flow"):
         assert states[refused][0] == "CRASHED", (states, guard_log[-4000:])
@@ -474,3 +487,27 @@ def test_unsafe_experiment_and_sweep_names_are_refused_before_any_file_operation
     with pytest.raises(SweepError, match="letters, digits"):
         point_name(name, {"quail.pmi_window": 5})
     assert (victim / "keep").exists() and not list(work.iterdir())
+
+
+def test_a_point_named_after_a_folder_in_the_work_folder_removes_nothing_of_it(tmp_path, monkeypatch):
+    """A point named ``shared`` (the group's shared data lives in the work folder's ``shared/``) or after another
+    point's clone in progress: the run clones into a folder it creates itself and removes only that one, whether
+    its steps succeed or fail (here the clone succeeds and ``dvc pull`` fails: the origin is a bare git
+    repository with no DVC project)."""
+    from pipeline.experiments.sweep import SweepError, run_point
+
+    origin = tmp_path / "origin"
+    sh(["git", "init", "-q", origin], tmp_path, dict(os.environ))
+    (origin / "README").write_text("x")
+    sh(["git", "-c", "user.name=t", "-c", "user.email=t@t", "add", "README"], origin, dict(os.environ))
+    sh(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"], origin, dict(os.environ))
+    work = tmp_path / "work"
+    for kept in ("shared", "other-point"):
+        (work / kept).mkdir(parents=True)
+        (work / kept / "data.json").write_text("{}")
+    monkeypatch.setenv("QA_PIPELINE_SWEEP_REPO", str(origin))
+    for name in ("shared", "other-point"):
+        with pytest.raises(SweepError, match="dvc pull"):
+            run_point({"quail.pmi_window": 5}, name, [], print, workdir=work)
+        assert (work / "shared" / "data.json").exists() and (work / "other-point" / "data.json").exists()
+    assert sorted(p.name for p in work.iterdir()) == ["other-point", "shared"]  # the runs' own clones are gone

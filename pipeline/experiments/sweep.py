@@ -175,13 +175,17 @@ def run_point(point: dict[str, Any], name: str, targets: list[str], log: Callabl
     started = time.time()
     workdir = workdir or (Path(os.environ[WORKDIR_ENV]) if os.environ.get(WORKDIR_ENV) else None)
     base = Path(workdir or tempfile.mkdtemp(prefix="qa-sweep-"))
-    clone = base / name
+    # The clone goes into a folder this run creates (mkdtemp: new, this user's alone) directly under the work
+    # folder, so the params' ../shared is the work folder's shared data; only that folder is ever removed. A
+    # point named after a folder already there (`shared`, another point's clone in progress) touches nothing.
+    clone = Path(tempfile.mkdtemp(prefix=f"{name}.", dir=base))
     if clone.resolve().parent != base.resolve():
+        shutil.rmtree(clone, ignore_errors=True)
         raise SweepError(f"experiment name {name!r} leaves the work folder {base}")
-    shutil.rmtree(clone, ignore_errors=True)
     try:
         rev = os.environ.get(REV_ENV)
-        run(["git", "clone", "-q", *(["--branch", rev] if rev else []), repo, str(clone)], base, log, "git clone")
+        run(["git", "clone", "-q", *(["--branch", rev] if rev else []), repo, str(clone)], base, log,
+            "git clone")  # into the empty folder made above
         dvc_remote = os.environ.get(DVC_REMOTE_ENV)  # the worker's, like the repository: never a run's choice
         remote = ["-r", dvc_remote] if dvc_remote else []
         # what the point does not change comes from the remote; a missing output is recomputed by exp run
