@@ -32,7 +32,10 @@ class _Server:
                 agents.append(self.headers.get("User-Agent", ""))
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(size))
+                if size is not None:
+                    self.send_header("Content-Length", str(size))
+                else:
+                    self.send_header("Connection", "close")
                 self.end_headers()
                 try:
                     for line in lines():
@@ -203,3 +206,30 @@ def test_a_row_without_its_url_or_timestamp_is_a_clear_error():
         parse_cdx_json('{"timestamp": "20170101000000"}')
     with pytest.raises(CdxFormatError, match="without its url or timestamp"):
         parse_cdx_json('[["urlkey", "original"], ["k", "http://www.bbc.co.uk/news/uk-1"]]')
+    with pytest.raises(CdxFormatError, match="url, timestamp is not text"):  # discover died later with TypeError
+        parse_cdx_json('{"url": 5, "timestamp": 7}')
+
+
+def _ia_page(start: int, rows: int, resume: str) -> bytes:
+    """An Internet Archive JSON page of ``rows`` captures and a resume key."""
+    head = '[["urlkey","timestamp","original","mimetype","statuscode","digest"],\n'
+    body = "".join(f'["k{i}","20170101000000","https://www.bbc.co.uk/news/uk-{i}","text/html","200","D{i}"],\n'
+                   for i in range(start, start + rows))
+    return (head + body + f'[],\n["{resume}"]]\n').encode()
+
+
+def test_a_server_that_keeps_sending_new_resume_keys_stops_at_the_page_and_row_caps():
+    """Each page is under its own cap, but the pages never end: the query stops at its page cap, and at its
+    total-rows cap, whichever comes first, naming it."""
+    served = [0]
+
+    def pages():
+        served[0] += 1
+        yield _ia_page(served[0] * 10, 10, f"key-{served[0]}")
+
+    with _Server(pages, None) as url:
+        client = CdxClient(url, retrying_session(total=0))
+        with pytest.raises(CdxFormatError, match="more than 5 CDX pages"):
+            list(client.query("www.bbc.co.uk/news/", page_size=10, max_pages=5))
+        with pytest.raises(CdxFormatError, match="more than 25 CDX rows"):
+            list(client.query("www.bbc.co.uk/news/", page_size=10, max_rows=25))

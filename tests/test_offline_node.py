@@ -168,8 +168,31 @@ def test_the_import_refuses_a_yaml_bomb_and_an_oversized_archive(repo, tmp_path,
     assert subprocess.run(["git", "rev-parse", "--verify", "--quiet", "refs/heads/gpu/bomb"], cwd=repo).returncode != 0
     monkeypatch.setattr(importer, "MAX_TOTAL_BYTES", 1000)
     _tar(tmp_path / "results.tar.gz", {"params.yaml": b"a: 1\n", "reports/compare.json": b" " * 999})
-    with pytest.raises(importer.ImportError_, match="in all, over 1000"):
+    with pytest.raises(importer.ImportError_, match="over 1000 bytes in all"):
         importer.read_results(tmp_path, importer.node_files(repo)[1])
+
+
+def test_the_import_counts_entries_as_it_reads_and_sizes_the_profile_before_reading(repo, tmp_path, monkeypatch):
+    """Millions of tiny entries are refused at the entry cap, with the headers read so far dropped (memory stays
+    bounded), and a gpu_profile.json over its cap is refused by its size, unread."""
+    import tracemalloc
+
+    from pipeline.offline import importer
+
+    outputs = importer.node_files(repo)[1]
+    (tmp_path / "gpu_profile.json").write_text(json.dumps({"device": "NVIDIA H100"}))
+    _tar(tmp_path / "results.tar.gz", {f"dvclive/span_window/x{i}.tsv": b"" for i in range(20_000)})
+    monkeypatch.setattr(importer, "MAX_MEMBERS", 100)
+    tracemalloc.start()
+    with pytest.raises(importer.ImportError_, match="more than 100 entries"):
+        importer.read_results(tmp_path, outputs)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 5 * 2**20, peak  # reading all 20,000 headers first takes several times this
+    monkeypatch.setattr(importer, "MAX_PROFILE_BYTES", 100)
+    (tmp_path / "gpu_profile.json").write_text(json.dumps({"device": "NVIDIA H100", "pad": "x" * 200}))
+    with pytest.raises(importer.ImportError_, match="gpu_profile.json: .* bytes, over 100"):
+        importer.read_results(tmp_path, outputs)
 
 
 def _env(extra: dict[str, str]) -> dict[str, str]:

@@ -48,6 +48,7 @@ TRAINING_SECTIONS = PROFILE_SECTIONS
 MAX_MEMBER_BYTES = 64 * 2**20
 MAX_TOTAL_BYTES = 256 * 2**20  # all members together: a node's outputs are a few MiB
 MAX_MEMBERS = 20_000
+MAX_PROFILE_BYTES = 4 * 2**20  # gpu_profile.json: a node writes a few KB
 PROFILE_FILE = "benchmarks/results/gpu_profile.json"
 PREDICTIONS_FILE = "benchmarks/results/gpu_predictions.json"
 
@@ -66,6 +67,9 @@ def read_results(folder: Path, outputs: list[str]) -> tuple[dict[str, bytes], di
     for f in (archive, profile_path):
         if not f.is_file():
             raise ImportError_(f"{f} is missing: DIR is the folder the node command wrote (--out)")
+    if profile_path.stat().st_size > MAX_PROFILE_BYTES:  # checked before reading: the node writes a few KB
+        raise ImportError_(f"{profile_path}: {profile_path.stat().st_size} bytes, over {MAX_PROFILE_BYTES}: "
+                           "not a node's gpu_profile.json")
     try:
         profile = json.loads(profile_path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -80,14 +84,15 @@ def read_results(folder: Path, outputs: list[str]) -> tuple[dict[str, bytes], di
         tar = tarfile.open(archive, "r:gz")
     except (tarfile.TarError, OSError) as exc:
         raise ImportError_(f"{archive}: not a gzipped tar archive ({exc})") from None
+    count = total = 0
     with tar:
-        members = tar.getmembers()
-        if len(members) > MAX_MEMBERS:
-            raise ImportError_(f"{archive}: {len(members)} entries, more than {MAX_MEMBERS}")
-        total = sum(m.size for m in members if m.isfile())
-        if total > MAX_TOTAL_BYTES:
-            raise ImportError_(f"{archive}: {total} bytes in all, over {MAX_TOTAL_BYTES}: not a node's outputs")
-        for m in members:
+        # entries are read one at a time and counted as they come, so an archive of millions of tiny entries is
+        # refused at the cap, not after all of them are read; a member's bytes are read only once it has passed
+        for m in tar:
+            count += 1
+            if count > MAX_MEMBERS:
+                raise ImportError_(f"{archive}: more than {MAX_MEMBERS} entries: not a node's outputs")
+            tar.members = []  # TarFile keeps every header it has read: drop them, only the count matters
             if m.isdir():
                 continue
             path = PurePosixPath(m.name)
@@ -97,6 +102,9 @@ def read_results(folder: Path, outputs: list[str]) -> tuple[dict[str, bytes], di
                 raise ImportError_(f"{archive}: {m.name!r} is not an output of the node's stages in dvc.yaml")
             if m.size > MAX_MEMBER_BYTES:
                 raise ImportError_(f"{archive}: {m.name!r} is {m.size} bytes, over {MAX_MEMBER_BYTES}")
+            total += m.size
+            if total > MAX_TOTAL_BYTES:
+                raise ImportError_(f"{archive}: over {MAX_TOTAL_BYTES} bytes in all: not a node's outputs")
             files[m.name] = tar.extractfile(m).read()
     if "params.yaml" not in files:
         raise ImportError_(f"{archive}: no params.yaml (the params the node ran with)")

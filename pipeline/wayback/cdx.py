@@ -43,6 +43,10 @@ class CdxCapture:
         if not isinstance(fields, dict) or "timestamp" not in fields or not (fields.get("original") or
                                                                              fields.get("url")):
             raise CdxFormatError(f"a CDX row without its url or timestamp: {str(fields)[:120]!r}")
+        named = ("original", "url", "timestamp", "statuscode", "status", "mimetype", "mime", "digest")
+        wrong = [k for k in named if fields.get(k) is not None and not isinstance(fields[k], str)]
+        if wrong:  # every CDX field is text; a number here would fail later, far from the reply that sent it
+            raise CdxFormatError(f"a CDX row whose {', '.join(wrong)} is not text: {str(fields)[:120]!r}")
         return CdxCapture(
             url=fields.get("original") or fields["url"],
             timestamp=fields["timestamp"],
@@ -199,6 +203,11 @@ PAGE_DEADLINE_S = 600.0  # a page of 5,000 rows (about 1 MB) takes seconds; a dr
 # pywb and some archives ignore ``limit`` and answer a query whole: a page may hold many times the rows asked
 # for, but not without end (an endless reply once grew discover to 3.7 GB in 90 s)
 PAGE_LINES_FACTOR = 50
+# a server that keeps answering with new resume keys (or one that ignores them) would page without end, each page
+# under its own cap: the query stops after this many pages, or this many captures in all (the BBC News prefix
+# 2016-2020 is some hundreds of thousands of captures at the default page size)
+MAX_PAGES = 20_000
+MAX_ROWS = 5_000_000
 
 
 class CdxClient:
@@ -211,8 +220,10 @@ class CdxClient:
 
     def query(self, url: str, *, match_type: str = "prefix", start: str | None = None, end: str | None = None,
               filters: tuple[str, ...] = ("statuscode:200", "mimetype:text/html"), page_size: int,
-              limit: int | None = None) -> Iterator[CdxCapture]:
-        """All captures of ``url`` (a prefix by default) in [start, end], following resume keys."""
+              limit: int | None = None, max_pages: int = MAX_PAGES,
+              max_rows: int = MAX_ROWS) -> Iterator[CdxCapture]:
+        """All captures of ``url`` (a prefix by default) in [start, end], following resume keys; at most
+        ``max_pages`` pages and ``max_rows`` rows read in all (a reply past either is an error naming it)."""
         params: dict[str, object] = {"url": url, "matchType": match_type, "output": "json",
                                      "filter": list(filters), "collapse": "digest", "showResumeKey": "true",
                                      "limit": page_size}
@@ -220,9 +231,13 @@ class CdxClient:
             params["from"] = start
         if end:
             params["to"] = end
-        served = 0
+        served = rows = pages = 0
         while True:
             resume = None
+            pages += 1
+            if pages > max_pages:
+                raise CdxFormatError(f"{self.cdx_url}: more than {max_pages} CDX pages for {url!r}; stopped (a "
+                                     "server that keeps sending new resume keys)")
             with self._get(params) as resp:
                 resp.raise_for_status()
                 lines = _response_lines(resp, max_lines=page_size * PAGE_LINES_FACTOR + 16,
@@ -231,6 +246,9 @@ class CdxClient:
                     if isinstance(cap, _ResumeKey):
                         resume = str(cap)
                         continue
+                    rows += 1
+                    if rows > max_rows:
+                        raise CdxFormatError(f"{self.cdx_url}: more than {max_rows} CDX rows for {url!r}; stopped")
                     # pywb names filter fields differently and ignores unknown ones: re-apply them here
                     if "statuscode:200" in filters and cap.status != "200":
                         continue
