@@ -20,7 +20,7 @@ from prefect.logging import get_run_logger
 
 from flows.engine_guard import install as _install_engine_guard
 from pipeline.common.safe_text import markdown_cell
-from pipeline.experiments.sweep import grid_points, point_name, run_point
+from pipeline.experiments.sweep import check_poll, grid_points, point_name, run_point
 from pipeline.experiments.targets import check_targets
 
 _install_engine_guard()  # this module's flows run in served and deployed processes: no server state is deserialized
@@ -57,6 +57,7 @@ def sweep(grid: dict[str, list[Any]], name: str = "sweep", targets: list[str] | 
           poll_s: float = 2.0) -> list[dict[str, Any]]:
     log = get_run_logger()
     targets = check_targets(list(targets or []))
+    poll_s = check_poll(poll_s)
     points = grid_points(grid)
     log.info("%d point(s): %s", len(points), points)
     submitted = []

@@ -502,3 +502,27 @@ def test_a_profile_that_sets_the_strategyqa_budget_sets_the_controls_too(repo, t
         node_params(repo, profile)
     profile.write_text("strategyqa_qa.max_steps: 2\nstrategyqa_qa.control_max_steps: null\n")
     assert node_params(repo, profile)["strategyqa_qa"]["control_max_steps"] is None
+
+
+def test_the_bundle_takes_tracked_code_only_and_no_link_target(tmp_path):
+    """An untracked ``pipeline/.env`` (credentials) stays home, and a tracked symbolic link (to a credentials file
+    outside the checkout) is refused rather than followed."""
+    from pipeline.offline.bundle import BundleError, tracked_code
+
+    root = tmp_path / "checkout"
+    (root / "pipeline").mkdir(parents=True)
+    (root / "pipeline" / "__init__.py").write_text("")
+    (root / "paths.yaml").write_text("a: 1\n")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    sh(["git", "init", "-q"], root, env)
+    sh(["git", "add", "pipeline", "paths.yaml"], root, env)
+    sh(["git", "commit", "-qm", "x"], root, env)
+    (root / "pipeline" / ".env").write_text("AWS_SECRET_ACCESS_KEY=x\n")
+    assert tracked_code(root) == ["paths.yaml", "pipeline/__init__.py"]
+    secret = tmp_path / "credentials"
+    secret.write_text("secret\n")
+    (root / "pipeline" / "creds.txt").symlink_to(secret)
+    sh(["git", "add", "pipeline/creds.txt"], root, env)
+    with pytest.raises(BundleError, match="pipeline/creds.txt: a symbolic link"):
+        tracked_code(root)

@@ -511,3 +511,28 @@ def test_a_point_named_after_a_folder_in_the_work_folder_removes_nothing_of_it(t
             run_point({"quail.pmi_window": 5}, name, [], print, workdir=work)
         assert (work / "shared" / "data.json").exists() and (work / "other-point" / "data.json").exists()
     assert sorted(p.name for p in work.iterdir()) == ["other-point", "shared"]  # the runs' own clones are gone
+
+
+@pytest.mark.parametrize("poll_s", [1e9, 0, -1, float("nan"), "2", True])
+def test_a_sweeps_polling_interval_is_bounded(poll_s):
+    from pipeline.experiments.sweep import SweepError, check_poll
+
+    with pytest.raises(SweepError, match="poll_s"):
+        check_poll(poll_s)
+    assert check_poll(2) == 2.0
+
+
+def test_a_push_that_did_nothing_fails_the_point(tmp_path, monkeypatch):
+    """`dvc exp push` exits 0 and pushes nothing when origin holds another experiment of that name: the point
+    fails saying so, instead of ending COMPLETED (its message as DVC 3 prints it)."""
+    from pipeline.experiments import sweep
+
+    said = ("Local experiment 'pmi-5' has diverged from remote experiment with the same name. To override the "
+            "remote experiment re-run with '--force'.")
+    monkeypatch.setattr(sweep, "run", lambda cmd, cwd, log, what: said if cmd[:3] == ["dvc", "exp", "push"] else "")
+    monkeypatch.setenv("QA_PIPELINE_SWEEP_REPO", str(tmp_path / "origin.git"))
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(sweep.SweepError, match="already holds an experiment named 'pmi-5'.*nothing was pushed"):
+        sweep.run_point({"quail.pmi_window": 5}, "pmi-5", [], print, workdir=work)
+    assert not list(work.iterdir())

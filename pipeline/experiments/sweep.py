@@ -61,6 +61,17 @@ def check_name(name: Any, what: str = "experiment name") -> str:
     return name
 
 
+POLL_S_RANGE = (0.5, 300.0)  # a sweep's wait between looks at its points' runs
+
+
+def check_poll(poll_s: Any) -> float:
+    """A sweep's polling interval, bounded: 1e9 s would leave the sweep waiting for ever after its points end."""
+    low, high = POLL_S_RANGE
+    if isinstance(poll_s, bool) or not isinstance(poll_s, (int, float)) or not low <= poll_s <= high:
+        raise SweepError(f"poll_s {poll_s!r}: a number of seconds from {low:g} to {high:g}")
+    return float(poll_s)
+
+
 def check_value(key: str, value: Any) -> None:
     """Plain values only: a string with resolver syntax would be filled in by Hydra on the worker (its
     secrets included) and written into the experiment's params.yaml."""
@@ -193,7 +204,10 @@ def run_point(point: dict[str, Any], name: str, targets: list[str], log: Callabl
             log, "dvc pull")
         sets = [arg for k, v in sorted(point.items()) for arg in ("-S", override(k, v))]
         run(["dvc", "exp", "run", "-n", name, *sets, *targets], clone, log, "dvc exp run")
-        run(["dvc", "exp", "push", *remote, "origin", name], clone, log, "dvc exp push")
+        pushed = run(["dvc", "exp", "push", *remote, "origin", name], clone, log, "dvc exp push")
+        if "diverged" in pushed:  # DVC exits 0 and pushes nothing when origin holds another experiment of this name
+            raise SweepError(f"dvc exp push: origin already holds an experiment named {name!r} with other results; "
+                             "nothing was pushed (choose another name)")
         from pipeline.common.headline import read_headlines
 
         metrics = read_headlines(clone / PATHS.metrics)

@@ -204,12 +204,27 @@ def _copy_sources(root: Path, dest: Path) -> None:
                               encoding="utf-8")
 
 
-def _copy_code(root: Path, dest: Path) -> None:
-    def ignore(folder: str, names: list[str]) -> list[str]:
-        return [n for n in names if n == "__pycache__" or n.endswith((".pyc", ".pyo"))]
+def tracked_code(root: Path) -> list[str]:
+    """The files of ``pipeline/`` that git tracks, and ``paths.yaml``: what the bundle takes as code. An untracked
+    file there (a ``pipeline/.env`` holding credentials, a scratch script) is not the pipeline's and stays home;
+    a tracked symbolic link is refused, so no file outside the checkout (its target) travels."""
+    proc = subprocess.run(["git", "ls-files", "-z", "--", "pipeline", "paths.yaml"], cwd=root, capture_output=True)
+    if proc.returncode != 0:
+        raise BundleError(f"{root} is not a git checkout: the bundle takes the code git tracks "
+                          f"({proc.stderr.decode(errors='replace').strip()})")
+    files = sorted(f for f in proc.stdout.decode("utf-8").split("\0") if f)
+    links = [f for f in files if (root / f).is_symlink()]
+    if links:
+        raise BundleError(f"{', '.join(links)}: a symbolic link in the code; the bundle copies files, never what a "
+                          "link points to")
+    return [f for f in files if (root / f).is_file()]  # a tracked file deleted in the workspace is not sent
 
-    shutil.copytree(root / "pipeline", dest / "pipeline", ignore=ignore)
-    shutil.copy2(root / "paths.yaml", dest / "paths.yaml")
+
+def _copy_code(root: Path, dest: Path) -> None:
+    for rel in tracked_code(root):
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / rel, target, follow_symlinks=False)
 
 
 def _start_model(dest: Path) -> None:
