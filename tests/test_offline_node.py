@@ -409,6 +409,9 @@ def test_the_gpu_table_escapes_what_the_node_wrote():
                "source": {"nlquad_calibration": {"within_tolerance": True, "drift": []}}}
     text = gpu_table(profile)
     assert "<script>" not in text and "&lt;script&gt;" in text
+    linked = gpu_table({**profile, "device": "H100 [docs](http://evil.example/x) **big** https://evil.example"})
+    assert "](" not in linked and "**big**" not in linked and "http://" not in linked and "https://" not in linked
+    assert "H100 \\[docs\\]" in linked  # the words stay, as text
 
 
 def test_the_import_names_a_malformed_file(repo, tmp_path):
@@ -526,3 +529,40 @@ def test_the_bundle_takes_tracked_code_only_and_no_link_target(tmp_path):
     sh(["git", "add", "pipeline/creds.txt"], root, env)
     with pytest.raises(BundleError, match="pipeline/creds.txt: a symbolic link"):
         tracked_code(root)
+
+
+def test_the_import_refuses_markup_in_reports_and_control_files_in_output_folders():
+    from pipeline.offline.importer import ImportError_, check_text_files
+
+    check_text_files({"reports/compare.md": b"| system | F1 |\n|---|---|\n| span &lt;b&gt; | 1.0 |\n"})
+    for rel, data, error in [("reports/compare.md", b"<img src=x onerror=alert(1)>", "raw markup"),
+                             ("dvclive/span_window/params.yaml", b"a: <script>", "raw markup"),
+                             ("dvclive/span_window/dvc.yaml", b"stages: {}\n", "DVC or git control file"),
+                             ("dvclive/span_window/x.dvc", b"outs: []\n", "DVC or git control file")]:
+        with pytest.raises(ImportError_, match=error):
+            check_text_files({rel: data})
+
+
+def test_an_import_killed_midway_is_cleaned_up_by_the_next(tmp_path):
+    """A killed import leaves its branch and a locked worktree (git locks a worktree while adding it); the next
+    import removes exactly those, recorded in git's folder, and then carries on."""
+    from pipeline.offline.importer import _pending_file, clean_killed_import
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    root = tmp_path / "repo"
+    root.mkdir()
+    sh(["git", "init", "-q"], root, env)
+    (root / "params.yaml").write_text("a: 1\n")
+    sh(["git", "add", "params.yaml"], root, env)
+    sh(["git", "commit", "-qm", "x"], root, env)
+    sh(["git", "branch", "gpu/keep"], root, env)  # another import's finished branch: not touched
+    tree = tmp_path / "gpu-import-x" / "tree"
+    _pending_file(root).write_text(json.dumps({"branch": "gpu/h100", "tree": str(tree)}))
+    sh(["git", "worktree", "add", "--quiet", "-b", "gpu/h100", str(tree), "HEAD"], root, env)
+    sh(["git", "worktree", "lock", str(tree)], root, env)
+    assert clean_killed_import(root) == "gpu/h100"
+    branches = sh(["git", "branch", "--list", "gpu/*"], root, env).stdout
+    assert "gpu/h100" not in branches and "gpu/keep" in branches
+    assert str(tree) not in sh(["git", "worktree", "list"], root, env).stdout
+    assert not _pending_file(root).exists() and clean_killed_import(root) is None

@@ -91,17 +91,27 @@ def table(pairs: list[dict], source: str = PATHS.compare.report, skip_missing: b
     return "\n".join(lines) + "\n"
 
 
+_MARKDOWN_SYNTAX = str.maketrans({c: f"\\{c}" for c in "[]()*_~!#"})
+
+
+def node_text(value: object) -> str:
+    """A string a GPU node wrote (its device name, versions), for a Markdown cell: HTML escaped as
+    :func:`markdown_cell` does, and Markdown's own syntax escaped too, so ``[x](http://...)`` or ``**`` stays text
+    (no live link, no emphasis); a bare address gets its ``://`` broken, so no renderer links it either."""
+    return markdown_cell(value).translate(_MARKDOWN_SYNTAX).replace("://", ":&#47;&#47;")
+
+
 def gpu_table(profile: dict) -> str:
     """The GPU run's table under a caption naming the device, software and time, from the profile alone."""
     stages = profile.get("stages", {})
     trained = {k: v for k, v in stages.items() if v.get("tokens_per_s")}
-    caption = (f"Device: **{markdown_cell(profile['device'])}** (torch {markdown_cell(profile.get('torch'))}, "
-               f"transformers {markdown_cell(profile.get('transformers'))}), profile "
+    caption = (f"Device: **{node_text(profile['device'])}** (torch {node_text(profile.get('torch'))}, "
+               f"transformers {node_text(profile.get('transformers'))}), profile "
                f"`{markdown_cell(profile.get('profile'))}`: {len(stages)} stages in "
                f"{profile.get('seconds_all_stages', 0) / 60:.1f} min, {len(trained)} trainings in bf16 at "
                f"{min(v['tokens_per_s'] for v in trained.values()) / 1e3:.0f}k-"
                f"{max(v['tokens_per_s'] for v in trained.values()) / 1e3:.0f}k training tokens/s "
-               f"(`{GPU_PROFILE}`).\n\n") if trained else f"Device: **{markdown_cell(profile['device'])}** (`{GPU_PROFILE}`).\n\n"
+               f"(`{GPU_PROFILE}`).\n\n") if trained else f"Device: **{node_text(profile['device'])}** (`{GPU_PROFILE}`).\n\n"
     pairs = profile["systems_vs_baselines"]
     if not any("unit" in p for p in pairs):
         # a run from before the settings took the paper's names and the intervals their unit: its "ir_d" retrieved

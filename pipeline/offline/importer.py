@@ -168,6 +168,25 @@ def check_plot_data(files: dict[str, bytes]) -> None:
                                "not theirs (it would run in the page dvc plots diff writes)")
 
 
+MARKUP_FREE_SUFFIXES = (".md", ".yaml", ".yml")  # rendered (a report on GitHub, DVC's tables): no raw HTML
+CONTROL_FILES = ("dvc.yaml", "dvc.lock", ".gitignore", ".dvcignore", ".gitattributes", ".gitmodules")
+
+
+def check_text_files(files: dict[str, bytes]) -> None:
+    """What a node sends that is rendered or read as control: the pipeline's Markdown and YAML writers escape
+    ``<`` (``pipeline.common.safe_text``), so raw HTML in a ``.md`` or ``.yaml`` file is not theirs; and no
+    output folder of a node's stages holds a ``dvc.yaml`` (DVC would read its stages, from anywhere in the
+    checkout), a ``.dvc`` file or a git control file. Refused before anything is committed."""
+    for rel, data in files.items():
+        name = PurePosixPath(rel).name
+        if name in CONTROL_FILES or name.endswith(".dvc"):
+            raise ImportError_(f"{rel}: a DVC or git control file; no node stage writes one, and DVC or git would "
+                               "act on it")
+        if rel.endswith(MARKUP_FREE_SUFFIXES) and b"<" in data:
+            raise ImportError_(f"{rel}: raw markup ('<') in a report; the node's writers escape it, so this file "
+                               "is not theirs")
+
+
 def branch_name(name: str | None, device: str) -> str:
     raw = name or re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-")[:40]
     if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", raw):
@@ -201,9 +220,45 @@ def gathered_predictions(files: dict[str, bytes], profile: dict[str, Any]) -> st
     return json.dumps({"source": profile.get("source"), "predictions": out}, sort_keys=True) + "\n"
 
 
+def _pending_file(root: Path) -> Path:
+    """Where an import in progress records its branch and worktree (in git's own folder): a run killed before it
+    finished is cleaned up by the next one."""
+    return Path(_git(["rev-parse", "--absolute-git-dir"], root).strip()) / "qa-pipeline-gpu-import.json"
+
+
+def _remove_import(root: Path, branch: str, tree: Path) -> None:
+    subprocess.run(["git", "worktree", "remove", "--force", "--force", str(tree)], cwd=root, capture_output=True)
+    subprocess.run(["git", "worktree", "prune"], cwd=root, capture_output=True)
+    subprocess.run(["git", "branch", "-D", branch], cwd=root, capture_output=True)
+    _pending_file(root).unlink(missing_ok=True)
+
+
+def clean_killed_import(root: Path) -> str | None:
+    """The branch and (locked) worktree an import killed before it finished left behind, removed; its branch
+    name, or None when no import was cut short. Only what that import recorded is removed."""
+    pending = _pending_file(root)
+    if not pending.exists():
+        return None
+    try:
+        left = json.loads(pending.read_text(encoding="utf-8"))
+        branch, tree = str(left["branch"]), Path(str(left["tree"]))
+    except (ValueError, KeyError, TypeError):
+        pending.unlink(missing_ok=True)
+        return None
+    if not branch.startswith("gpu/"):  # written by this module only; anything else is not ours to delete
+        pending.unlink(missing_ok=True)
+        return None
+    _remove_import(root, branch, tree)
+    return branch
+
+
 def import_results(folder: Path, name: str | None = None, base: str = "HEAD", root: Path = ROOT) -> dict:
     from dvc.utils.hydra import apply_overrides
 
+    cleaned = clean_killed_import(root)
+    if cleaned:
+        print(f"removed {cleaned} and its worktree, left by an import that was stopped before it finished",
+              file=sys.stderr)
     _, outputs, figures = node_files(root)
     files, profile = read_results(folder, outputs)
     branch = branch_name(name, profile["device"])
@@ -220,14 +275,17 @@ def import_results(folder: Path, name: str | None = None, base: str = "HEAD", ro
     overrides = training_overrides(node_params, base_params)
     gpu = not profile["device"].startswith("cpu")
     predictions = gathered_predictions(files, profile)
+    kept = [p for p in files if p != "params.yaml" and _allowed(p, figures)]
+    check_plot_data({p: files[p] for p in kept})
+    check_text_files({p: files[p] for p in files if p != "params.yaml"})
     with tempfile.TemporaryDirectory(prefix="gpu-import-") as tmp:
         tree = Path(tmp) / "tree"
+        pending = _pending_file(root)
+        pending.write_text(json.dumps({"branch": branch, "tree": str(tree)}), encoding="utf-8")
         _git(["worktree", "add", "--quiet", "-b", branch, str(tree), base], root)
         try:
             if overrides:
                 apply_overrides(str(tree / "params.yaml"), overrides)
-            kept = [p for p in files if p != "params.yaml" and _allowed(p, figures)]
-            check_plot_data({p: files[p] for p in kept})
             for rel in kept:
                 target = tree / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -239,10 +297,10 @@ def import_results(folder: Path, name: str | None = None, base: str = "HEAD", ro
                   "--quiet", "-m", f"GPU results from {profile['device']}: {len(kept)} files, "
                   f"{len(overrides)} training params ({profile.get('profile') or 'params.yaml'})"], tree)
         except BaseException:
-            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=root, capture_output=True)
-            subprocess.run(["git", "branch", "-D", branch], cwd=root, capture_output=True)
+            _remove_import(root, branch, tree)
             raise
         _git(["worktree", "remove", "--force", str(tree)], root)
+        pending.unlink(missing_ok=True)
     if gpu:
         (root / PROFILE_FILE).write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
         (root / PREDICTIONS_FILE).write_text(predictions, encoding="utf-8")
