@@ -566,3 +566,18 @@ def test_an_import_killed_midway_is_cleaned_up_by_the_next(tmp_path):
     assert "gpu/h100" not in branches and "gpu/keep" in branches
     assert str(tree) not in sh(["git", "worktree", "list"], root, env).stdout
     assert not _pending_file(root).exists() and clean_killed_import(root) is None
+
+
+def test_malformed_node_params_are_refused_with_a_message(repo, tmp_path):
+    """A params.yaml without a training section, or one nested 50,000 deep, is refused by name, not with a
+    KeyError or a RecursionError traceback."""
+    from pipeline.offline import importer
+
+    base = yaml.safe_load(PROJECT_PARAMS.read_text())
+    node = {k: v for k, v in base.items() if k != "quail_mc"}
+    with pytest.raises(importer.ImportError_, match="no quail_mc section"):
+        importer.training_overrides(node, base)
+    (tmp_path / "gpu_profile.json").write_text(json.dumps({"device": "NVIDIA H100"}))
+    _tar(tmp_path / "results.tar.gz", {"params.yaml": b"a: " + b"[" * 50_000 + b"]" * 50_000 + b"\n"})
+    with pytest.raises(importer.ImportError_, match="nested more than 32 levels"):
+        importer.import_results(tmp_path, name="deep", root=repo)

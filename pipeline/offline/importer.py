@@ -119,6 +119,10 @@ def training_overrides(node_params: dict, base_params: dict) -> list[str]:
     if other:
         raise ImportError_(f"the node's params differ from this checkout's in {', '.join(other)}: the bundle was "
                            "built from another params.yaml; import into the commit it was built from (--base)")
+    missing = [s for s in TRAINING_SECTIONS if not isinstance(node_params.get(s), dict)]
+    if missing:
+        raise ImportError_(f"the node's params.yaml has no {', '.join(missing)} section (or not as a mapping): "
+                           "not the params a node ran with")
     overrides, chosen = [], {}
     models = set(model_keys())
     for section in TRAINING_SECTIONS:
@@ -270,6 +274,8 @@ def import_results(folder: Path, name: str | None = None, base: str = "HEAD", ro
         node_params = load_plain_yaml(files["params.yaml"], f"{folder}: results.tar.gz params.yaml")
     except PlainYAMLError as exc:
         raise ImportError_(str(exc)) from None
+    except RecursionError:  # a list nested tens of thousands deep: no params file is
+        raise ImportError_(f"{folder}: results.tar.gz params.yaml nests too deep to be a params file") from None
     if not isinstance(node_params, dict) or any(not isinstance(v, dict) for v in node_params.values()):
         raise ImportError_(f"{folder}: the node's params.yaml is not a mapping of sections")
     overrides = training_overrides(node_params, base_params)
