@@ -125,6 +125,20 @@ def subflow_run_of_rebuild(flow: Any, run_name: str, parameters: dict[str, Any])
                                       tags=run_tags(), parent_task_run_id=tracker.id, state=Pending())
 
 
+def auth_refusal(exc: BaseException, api_url: str | None) -> str | None:
+    """A one-line message for a server that refused this process's credentials (HTTP 401 or 403), else None:
+    a wrong ``PREFECT_API_AUTH_STRING`` is the user's to fix, not a traceback to read."""
+    from prefect.exceptions import PrefectHTTPStatusError
+
+    response = getattr(exc, "response", None)
+    if isinstance(exc, PrefectHTTPStatusError) and response is not None and response.status_code in (401, 403):
+        given = "PREFECT_API_AUTH_STRING is set" if os.environ.get("PREFECT_API_AUTH_STRING") else \
+            "PREFECT_API_AUTH_STRING is not set"
+        return (f"the Prefect server at {api_url or 'PREFECT_API_URL'} refused this process's credentials (HTTP "
+                f"{response.status_code}; {given}): set it to the server's PREFECT_SERVER_API_AUTH_STRING")
+    return None
+
+
 def run_flow(flow: Callable[..., Any], run_name: str, **parameters: Any) -> int:
     """Run a stage's flow under the shared Prefect server (``PREFECT_API_URL``, else the project's own),
     named ``run_name`` and tagged, with the stage's lease held."""
@@ -157,6 +171,12 @@ def run_flow(flow: Callable[..., Any], run_name: str, **parameters: Any) -> int:
             cancel_unstarted_runs()  # stopped as Prefect created the run: not Pending for ever
         print(f"{run_name}: stopped by {how}; its run is Cancelled", file=sys.stderr, flush=True)
         return 130 if isinstance(exc, KeyboardInterrupt) else 143
+    except Exception as exc:
+        refusal = auth_refusal(exc, api_url)
+        if refusal is None:
+            raise
+        print(f"{run_name}: {refusal}", file=sys.stderr, flush=True)
+        return 2
     return 0
 
 

@@ -174,6 +174,8 @@ def _lock() -> Iterator[None]:
 def shared_api_url(timeout_s: float = 180.0, announce: bool = True) -> str:
     """The shared server's API URL, starting it (and its supervisor) when none is running. ``announce``:
     say where its UI is and when it stops (a stage; ``make serve`` holds it up and says so itself)."""
+    if os.environ.get(PORT_ENV):  # checked here, where the user sees it, not only in the supervisor's log
+        parse_port(os.environ[PORT_ENV])
     with _lock():
         url = running_server()
         if url:

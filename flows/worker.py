@@ -158,7 +158,16 @@ def main(argv: list[str] | None = None) -> int:
                                         name=args.name, create_pool_if_not_found=False) as worker:
             await worker.start()
 
-    asyncio.run(serve())
+    try:
+        asyncio.run(serve())
+    except Exception as exc:
+        from flows._common import auth_refusal
+
+        refusal = auth_refusal(exc, os.environ.get("PREFECT_API_URL"))
+        if refusal is None:
+            raise
+        print(f"flows.worker: {refusal}", file=sys.stderr)
+        return 2
     return 0
 
 

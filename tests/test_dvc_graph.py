@@ -163,6 +163,9 @@ def test_the_walk_takes_only_file_names_a_module_names_and_refuses_undecodable_m
     (tmp_path / "pipeline" / "m.py").write_bytes(b"X = '\xff\xfe'\n")
     with pytest.raises(ValueError, match=r"m\.py: not UTF-8"):
         project_files(tmp_path, "pipeline.m")
+    (tmp_path / "pipeline" / "m.py").write_text("X = " + "(" * 200_000 + ")" * 200_000 + "\n")
+    with pytest.raises(ValueError, match=r"m\.py: Python cannot parse it"):
+        project_files(tmp_path, "pipeline.m")
 
 
 @pytest.mark.slow  # runs dvc status once per module

@@ -41,3 +41,46 @@ def test_a_bad_port_variable_is_one_clear_error(monkeypatch, value):
     monkeypatch.setenv(_server.PORT_ENV, value)
     with pytest.raises(SystemExit, match="QA_PIPELINE_PREFECT_PORT=.*a port number from 1024 to 65535"):
         _server.preferred_port()
+
+
+def test_a_bad_port_variable_stops_a_stage_with_its_message_before_any_server_starts(tmp_path, monkeypatch):
+    """A stage (any command that needs the shared server) names the bad variable itself: the message is not
+    left in the supervisor's log behind a 'the server exited' line."""
+    from flows import _server
+
+    monkeypatch.setenv(_server.PORT_ENV, "4200x")
+    started = []
+    monkeypatch.setattr(_server.subprocess, "Popen", lambda *a, **k: started.append(a))
+    with pytest.raises(SystemExit, match="QA_PIPELINE_PREFECT_PORT='4200x': a port number"):
+        _server.shared_api_url(timeout_s=1)
+    assert not started
+
+
+def test_a_refused_auth_string_is_a_message_not_a_traceback(tmp_path, monkeypatch):
+    """A stage against a server that answers 401 (a wrong PREFECT_API_AUTH_STRING) ends with one line naming the
+    variable and exit code 2."""
+    import httpx
+    from prefect.exceptions import PrefectHTTPStatusError
+
+    from flows import _common
+
+    request = httpx.Request("GET", "http://127.0.0.1:9/api/flows/")
+    refused = PrefectHTTPStatusError.from_httpx_error(httpx.HTTPStatusError(
+        "401", request=request, response=httpx.Response(401, request=request)))
+
+    def fails(*args, **kwargs):
+        raise refused
+
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
+    monkeypatch.setenv("PREFECT_API_AUTH_STRING", "wrong")
+    monkeypatch.setattr(_common, "subflow_run_of_rebuild", fails)
+    monkeypatch.setattr(_common, "reap_killed_runs", lambda: None)
+    monkeypatch.setattr(_common, "stage_lease", lambda: __import__("contextlib").nullcontext())
+    from prefect import flow
+
+    @flow
+    def nothing() -> None:
+        pass
+
+    assert _common.run_flow(nothing, "stage-x") == 2
+    assert _common.auth_refusal(RuntimeError("x"), None) is None

@@ -72,7 +72,10 @@ def _type_checking_only(tree: ast.AST) -> set[int]:
 
 
 def _imported_modules(source: str, path: Path, module: str) -> set[str]:
-    tree = ast.parse(source, filename=str(path))
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except (SyntaxError, RecursionError, MemoryError) as exc:  # 200,000 nested parentheses: the parser's limit
+        raise ValueError(f"{path}: Python cannot parse it ({type(exc).__name__}: {str(exc)[:120]})") from None
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
     skipped = _type_checking_only(tree)
@@ -295,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         stale = update(write=not args.check)
-    except DraftError as exc:
+    except (DraftError, ValueError) as exc:  # a stage module that cannot be read or parsed: named, no traceback
         print(f"stage_deps: {exc}", file=sys.stderr)
         return 2
     if args.check and stale:
