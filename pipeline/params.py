@@ -94,10 +94,35 @@ BUDGET_LIMITS = {"max_seq_len": 16384, "batch_size": 4096, "learning_rate": 1.0,
                  "eval_batch_size": 8192}
 
 
+# Bounds on the other science keys whose value sizes work (pages the sample writes, windows a document is cut
+# into, positions a Longformer attends over) or is handed to a library with its own range (a seed): a run may
+# set them, so 10^12 is refused here, where every way a value enters is validated. A lower bound where a small
+# value multiplies work (a window every token). tests/test_params.py walks the schema: every Science number is
+# bounded above, by its field, BUDGET_LIMITS or this table.
+SEED_RANGE = (0, 2**32 - 1)
+SCIENCE_LIMITS: dict[str, tuple[float, float]] = {
+    "sample.duplicate_captures": (0, 10_000), "sample.cross_domain_duplicates": (0, 10_000),
+    "sample.non_article_pages": (0, 10_000), "sample.out_of_range_captures": (0, 10_000),
+    "sample.strategyqa_questions": (0, 100_000), "extract.min_words": (0, 100_000), "wiki.min_chars": (1, 1_000_000),
+    "span_window.max_question_len": (4, 16384), "span_window.doc_stride": (16, 16384),
+    "longformer.max_question_len": (4, 16384), "longformer.attention_window": (2, 16384),
+    **{f"{s}.seed": SEED_RANGE for s in ("sample", "split", "nlquad_baselines", "span_window", "longformer",
+                                         "boolq_aux", "strategyqa_qa", "strategyqa_cv", "quail", "quail_mc")},
+}
+MAX_CHECKPOINTS = 100  # max_steps / checkpoint_every: each one writes the model and optimizer state
+
+
 def _raise_budget_errors(model: BaseModel) -> None:
-    """Every training section of ``model`` (the whole file, or a stage's sections) within BUDGET_LIMITS."""
+    """Every training section of ``model`` (the whole file, or a stage's sections) within BUDGET_LIMITS, and every
+    key of SCIENCE_LIMITS it holds within its range."""
     errors = [e for name in type(model).model_fields if isinstance(getattr(model, name), TrainBudget)
               for e in _budget_errors(name, getattr(model, name))]
+    for key, (low, high) in SCIENCE_LIMITS.items():
+        section, field = key.split(".", 1)
+        holder = getattr(model, section, None) if section in type(model).model_fields else None
+        value = getattr(holder, field, None) if holder is not None else None
+        if value is not None and not low <= value <= high:
+            errors.append(f"{key}: {value} is outside {low:g}..{high:g}")
     if errors:
         raise ValueError("; ".join(errors))
 
@@ -108,6 +133,9 @@ def _budget_errors(name: str, section: TrainBudget) -> list[str]:
         value = getattr(section, key)
         if not math.isfinite(value) or value > limit:
             errors.append(f"{name}.{key}: {value} is over the limit of {limit:g}")
+    if section.max_steps > MAX_CHECKPOINTS * section.checkpoint_every:
+        errors.append(f"{name}.checkpoint_every: {section.checkpoint_every} saves more than {MAX_CHECKPOINTS} "
+                      f"checkpoints in {section.max_steps} steps; at least {math.ceil(section.max_steps / MAX_CHECKPOINTS)}")
     return errors
 
 

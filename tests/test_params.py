@@ -299,3 +299,49 @@ def test_the_facts_control_alone_takes_control_max_steps():
     assert p.steps_for("ctl_facts") == 250 and p.budget_for("ctl_facts").max_steps == 250
     assert {p.steps_for(s) for s in ("question_only", "ir_q", "ir_d", "ir_ora_d", "ora_p", "ctl_ora_p1")} == {20}
     assert project_section("strategyqa_qa", max_steps=20, control_max_steps=None).steps_for("ctl_facts") == 20
+
+
+def test_every_science_number_is_bounded_above():
+    """Walks the schema: every number a run may set (a ``Science`` field) has an upper bound, in its field, in
+    BUDGET_LIMITS (training sections) or in SCIENCE_LIMITS; a new key without one fails here until bounded."""
+    import typing
+
+    import annotated_types
+
+    from pipeline.common.trust import Trust
+    from pipeline.params import BUDGET_LIMITS, SCIENCE_LIMITS, Params
+    from pipeline.training.config import TrainBudget
+
+    unbounded = []
+    for section, field in Params.model_fields.items():
+        model = field.annotation
+        for name, f in model.model_fields.items():
+            if Trust.SCIENCE not in [*f.metadata, *getattr(f.annotation, "__metadata__", ())]:
+                continue
+            kinds = typing.get_args(f.annotation) if typing.get_origin(f.annotation) is typing.Union else (f.annotation,)
+            if not any(k in (int, float) for k in kinds) or any(k is bool for k in kinds):
+                continue
+            if any(isinstance(m, (annotated_types.Le, annotated_types.Lt)) for m in f.metadata):
+                continue
+            if (issubclass(model, TrainBudget) and name in BUDGET_LIMITS) or f"{section}.{name}" in SCIENCE_LIMITS:
+                continue
+            unbounded.append(f"{section}.{name}")
+    assert not unbounded, unbounded
+
+
+@pytest.mark.parametrize("key, value, error", [
+    ("sample.duplicate_captures", 10**12, "outside 0..10000"),
+    ("sample.strategyqa_questions", 10**12, "outside"),
+    ("longformer.attention_window", 10**12, "outside 2..16384"),
+    ("span_window.doc_stride", 1, "outside 16..16384"),
+    ("span_window.checkpoint_every", 1, "more than 100 checkpoints"),
+    ("quail.seed", 2**70, "quail.seed"),
+])
+def test_science_keys_that_size_work_are_bounded(key, value, error):
+    from pipeline.params import Params
+
+    data = yaml.safe_load(PROJECT_PARAMS.read_text())
+    section, name = key.split(".")
+    data[section][name] = value
+    with pytest.raises(ValueError, match=error):
+        Params.model_validate(data)
