@@ -93,7 +93,7 @@ class Neighbours:
 
         def score(other: VitalArticle) -> float:
             theirs = self.words[id(other)]
-            shared = sum(self.idf[w] for w in mine & theirs)
+            shared = math.fsum(self.idf[w] for w in mine & theirs)  # exact: the same whatever order the set gives
             return shared / math.sqrt(1 + len(theirs))
 
         others = [a for a in self.by_topic.get(lead.topic, []) if a is not lead]
