@@ -174,7 +174,7 @@ def model_flops_per_token(model: str, seq_len: int) -> float:
     return flops_per_token(AutoConfig.from_pretrained(resolve_model_path(model)), seq_len)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--device", default="auto")
@@ -183,7 +183,7 @@ def main() -> None:
     ap.add_argument("--out-dir", type=Path, help="where the result JSON goes (default benchmarks/results)")
     ap.add_argument("--compile", action="store_true",
                     help="also the plain loop under torch.compile (dynamic shapes): whether compiling pays here")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     reference = run_loop("reference", args)
     compiled = run_loop("reference_compiled", args) if args.compile else None
     trainer = run_loop("hf_trainer", args)

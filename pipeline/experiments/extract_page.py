@@ -5,6 +5,7 @@ reads no params."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -16,14 +17,14 @@ from pipeline.params import project_section
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if not args:
-        print("usage: python -m pipeline.experiments.extract_page PAGE.html [PAGE.html ...] (URL taken from the page)",
-              file=sys.stderr)
-        return 2
+    ap = argparse.ArgumentParser(prog="python -m pipeline.experiments.extract_page",
+                                 description="What the extractor makes of saved BBC pages, as JSON (the URL is taken "
+                                             "from each page's canonical link or og:url).")
+    ap.add_argument("pages", nargs="+", metavar="PAGE.html", help="a saved page")
+    args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     limits = PageLimits.of(project_section("extract"))
     status = 0
-    for name in args:
+    for name in args.pages:
         path = Path(name)
         try:
             html = path.read_bytes()
