@@ -15,11 +15,11 @@ import pytest
 
 from tests.shell import run, user_env, with_prefect
 
-STAGES = ["benchmark_sources", "sample"]
+STAGES = ["benchmark_sources", "discover"]  # discover needs sample upstream: a partial share pulls whole
 # what docs/experiments.md and the publish command tell a reader to run (verify: DVC checks every file's hash)
 PULL_COMMANDS = [["dvc", "remote", "add", "--local", "public", "<URL>"],
                  ["dvc", "remote", "modify", "--local", "public", "verify", "true"],
-                 ["dvc", "pull", "-r", "public", *STAGES]]
+                 ["dvc", "pull", "-r", "public", "--with-deps", *STAGES]]
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # runs dvc repro in a clone
 
 
@@ -32,6 +32,12 @@ def test_a_fresh_clone_pulls_a_published_folder_over_http(repo, shared, tmp_path
                                  env=env, capture_output=True, text=True)
         assert refused.returncode != 0 and "dvc status is not clean" in refused.stderr  # nothing built yet
         run(["dvc", "repro", *STAGES], author, env)
+        with (author / "dvc.lock").open("a") as lock:  # a workspace whose dvc.lock is not the commit's
+            lock.write("# edited\n")
+        refused = subprocess.run([sys.executable, "-m", "pipeline.experiments.publish", public, *STAGES], cwd=author,
+                                 env=env, capture_output=True, text=True)
+        assert refused.returncode != 0 and "dvc.lock differ from the commit" in refused.stderr, refused.stderr
+        run(["git", "checkout", "dvc.lock"], author, env)
         said = run([sys.executable, "-m", "pipeline.experiments.publish", public, *STAGES], author, env).stdout
         assert " ".join(PULL_COMMANDS[-1]) in said  # the part published, pulled by the same stage names
         assert list((public / "files" / "md5").iterdir())
@@ -45,7 +51,8 @@ def test_a_fresh_clone_pulls_a_published_folder_over_http(repo, shared, tmp_path
             url = f"http://127.0.0.1:{server.server_address[1]}"
             for command in PULL_COMMANDS:  # as the docs and the publish command print them
                 run([part.replace("<URL>", url) for part in command], stranger, env)
-            status = run(["dvc", "status", "--json", *STAGES], stranger, env).stdout.strip()
+            # nothing to rerun: the named stages and every stage upstream of them
+            status = run(["dvc", "status", "--json", "--with-deps", *STAGES], stranger, env).stdout.strip()
             elapsed = time.monotonic() - started
             # a forged object on the server (a stranger's folder, a man in the middle): refused, not checked out
             forged = max((p for p in (public / "files" / "md5").rglob("*") if p.is_file() and p.suffix != ".dir"),

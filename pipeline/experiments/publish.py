@@ -6,13 +6,14 @@ GitHub Pages, an S3 bucket's website endpoint, nginx. A stranger then needs no c
     dvc remote add --local public https://example.org/qa-pipeline/dvc   # where DIR is served
     dvc remote modify --local public verify true   # every file checked against its hash as it arrives
     dvc pull -r public          # every output of this commit; `dvc status` is clean, `dvc metrics show` works
-    dvc pull -r public retrieve # what `make publish DIR=... STAGES=retrieve` published: the same stage names
+    dvc pull -r public --with-deps retrieve   # what `make publish DIR=... STAGES=retrieve` published
 
 DVC's ``verify`` is off by default: without it a forged file on the server (or on the way) is checked out as
 it came, and a forged ``.dir`` listing can name paths outside the checkout.
 
-Only a checkout whose workspace matches dvc.lock is published (``dvc status`` clean), so the folder holds
-exactly what that commit says. DIR is written by ``dvc push`` to a local remote configured in
+Only a checkout whose dvc.lock, dvc.yaml and params.yaml are the commit's and whose workspace matches dvc.lock
+(``dvc status`` clean, the named stages with their upstream ones) is published, so the folder holds exactly what
+that commit says. DIR is written by ``dvc push`` to a local remote configured in
 ``.dvc/config.local`` for the push only; files already there are not written again.
 """
 
@@ -33,7 +34,13 @@ def _dvc(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 def publish(out: Path, repo: Path, targets: list[str] | None = None) -> str:
     """Push the workspace's outputs (all, or ``targets``' and their deps') into ``out``; returns DVC's summary."""
-    status = _dvc(["status", "--json", *(targets or [])], repo)
+    changed = subprocess.run(["git", "status", "--porcelain", "--", "dvc.lock", "dvc.yaml", "params.yaml"], cwd=repo,
+                             capture_output=True, text=True)
+    if changed.returncode != 0 or changed.stdout.strip():
+        files = ", ".join(line[3:] for line in changed.stdout.splitlines()) or changed.stderr.strip()[-300:]
+        raise SystemExit(f"{files} differ from the commit: a reader's clone has the commit's, so the folder must "
+                         "hold what the commit records; commit them (or `git checkout` them) first")
+    status = _dvc(["status", "--json", *(["--with-deps", *targets] if targets else [])], repo)
     if status.returncode != 0:
         raise SystemExit(f"dvc status failed: {status.stderr.strip()[-500:]}")
     if status.stdout.strip() not in ("{}", ""):
@@ -59,8 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("targets", nargs="*", help="stages to publish with their deps (default: every output)")
     args = ap.parse_args(argv)
     summary = publish(args.out, Path.cwd(), args.targets)
-    # a part published is pulled by the same stage names: a plain `dvc pull` asks for every output and fails
-    pull = " ".join(["dvc pull -r public", *args.targets])
+    # a part published is pulled by the same stage names with their upstream stages' outputs (what was pushed):
+    # without --with-deps a reader gets the named stages' outputs only, and DVC would rerun the stages before them
+    pull = " ".join(["dvc pull -r public", *(["--with-deps", *args.targets] if args.targets else [])])
     print(f"{args.out}: {summary}. Serve it read-only over HTTP, then on any clone of this commit:\n"
           f"  dvc remote add --local public https://<where it is served>\n"
           f"  dvc remote modify --local public verify true\n  {pull}")
