@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import datetime as dt
 import json
 import os
 import sys
@@ -99,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 STAGE_SECONDS = Path(".dvc/tmp/stage-seconds.json")  # read by pipeline.experiments.repro for its time left
+FINISHED_KEY = "_finished"  # in the same file: {stage: when it last finished here}; not a number, so not a time
 
 
 def record_seconds(name: str, seconds: float, path: Path = STAGE_SECONDS) -> None:
@@ -110,6 +112,10 @@ def record_seconds(name: str, seconds: float, path: Path = STAGE_SECONDS) -> Non
     except (OSError, ValueError):
         table = {}
     table[name] = round(seconds, 1)
+    # when it last finished here: `would_rerun` says "last run" only for stages that ran in this checkout (an
+    # output's file time is the clone's checkout time for one that never ran)
+    finished = table.get(FINISHED_KEY) if isinstance(table.get(FINISHED_KEY), dict) else {}
+    table[FINISHED_KEY] = {**finished, name: dt.datetime.now().isoformat(timespec="seconds")}
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     tmp.write_text(json.dumps(table, indent=1, sort_keys=True), encoding="utf-8")
     tmp.replace(path)
