@@ -180,6 +180,21 @@ def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
         arts = _api(prefect, "POST", "/artifacts/filter", {"artifacts": {"key": {"any_": ["experiment-point"]}}})
         pids = {int(x["data"].split("worker pid ")[1].split(")")[0]) for x in arts}
         assert pids == {workers[0].pid, workers[1].pid}  # one point on each worker
+        # a point named after the work folder's shared data, run for real: it clones, runs and pushes in a folder
+        # of its own, and the shared data (and nothing else of the work folder) is touched
+        point = _api(prefect, "GET", "/deployments/name/experiment-point/point")
+        named = _api(prefect, "POST", f"/deployments/{point['id']}/create_flow_run", {
+            "parameters": {"point": {"quail.pmi_window": 7}, "name": "shared", "targets": ["quail_baselines"]},
+            "name": "shared"})
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            shared_run = _api(prefect, "GET", f"/flow_runs/{named['id']}")
+            if shared_run["state_type"] in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
+                break
+            time.sleep(2)
+        assert shared_run["state_type"] == "COMPLETED", (shared_run["state"], logs_text)
+        assert (root / "points" / "shared").is_symlink() and (root / "shared").resolve().is_dir()
+        assert [p.name for p in (root / "points").iterdir()] == ["shared"]  # every clone removed, only its own
     finally:
         for w in workers:
             stop_process_group(w, timeout=20)
