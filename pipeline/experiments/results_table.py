@@ -1,13 +1,14 @@
-"""The README's results tables, generated: figures are read, never typed.
+"""The results tables of the README and docs/results.md, generated: figures are read, never typed.
 
 Two tables: the default run's, from ``reports/compare.json``, and a GPU run's, from
 ``benchmarks/results/gpu_profile.json`` (what ``make gpu-import`` writes; its caption names the device). Each row is a trained system beside one baseline on the same questions: both figures, the paired difference
 with its 95% interval, and the verdict it supports (``above`` only when the whole interval is above zero). The
-README holds each table between two markers; ``--write`` replaces them there, ``--check`` fails when one differs
+README (the default run's, the calibration) and ``docs/results.md`` (the GPU run's) hold each table between two
+markers, each in exactly one of them; ``--write`` replaces them there, ``--check`` fails when one differs
 from what its source says (``tests/test_paired.py``). A source that is absent leaves its table out of the check
 (a GPU profile exists only once a GPU has run).
 
-    python -m pipeline.experiments.results_table [--write | --check] [README.md]
+    python -m pipeline.experiments.results_table [--write | --check] [README.md docs/results.md]
 """
 
 from __future__ import annotations
@@ -169,29 +170,39 @@ def replace_block(text: str, block: str, name: str = "results") -> str:
     return f"{head}{start}\n{block}{end}{tail}"
 
 
+DOCUMENTS = ("README.md", "docs/results.md")  # where the blocks live: each block in exactly one of them
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--write", action="store_true", help="replace the table in the README")
-    mode.add_argument("--check", action="store_true", help="fail when the README's table differs from the reports")
-    ap.add_argument("readme", nargs="?", default=str(ROOT / "README.md"))
+    mode.add_argument("--write", action="store_true", help="replace the tables in the README and docs/results.md")
+    mode.add_argument("--check", action="store_true", help="fail when a table differs from the reports")
+    ap.add_argument("documents", nargs="*", help=f"the files holding the blocks (default: {', '.join(DOCUMENTS)})")
     args = ap.parse_args(argv)
     new_blocks = blocks()
     if not (args.write or args.check):
         print("\n".join(new_blocks.values()), end="")
         return 0
-    path = Path(args.readme)
-    text = path.read_text(encoding="utf-8")
-    new = text
+    paths = [Path(d) for d in args.documents] or [ROOT / d for d in DOCUMENTS]
+    texts = {path: path.read_text(encoding="utf-8") for path in paths}
+    new = dict(texts)
     for name, block in new_blocks.items():
-        new = replace_block(new, block, name)
+        holders = [path for path, text in texts.items() if markers(name)[0] in text]
+        if len(holders) != 1:
+            print(f"block {name}: in {len(holders)} of {', '.join(map(str, paths))}; it belongs in exactly one",
+                  file=sys.stderr)
+            return 2
+        new[holders[0]] = replace_block(new[holders[0]], block, name)
+    changed = [path for path in paths if new[path] != texts[path]]
     if args.check:
-        if new != text:
-            print(f"{path}: a results table differs from {PATHS.compare.report} or {GPU_PROFILE}; run "
-                  "python -m pipeline.experiments.results_table --write", file=sys.stderr)
+        if changed:
+            print(f"{', '.join(map(str, changed))}: a results table differs from {PATHS.compare.report} or "
+                  f"{GPU_PROFILE}; run python -m pipeline.experiments.results_table --write", file=sys.stderr)
             return 1
         return 0
-    path.write_text(new, encoding="utf-8")
+    for path in changed:
+        path.write_text(new[path], encoding="utf-8")
     return 0
 
 
