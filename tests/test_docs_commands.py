@@ -32,3 +32,27 @@ def test_every_module_the_docs_name_answers_help(module):
         raise SystemExit(result)
     assert stop.value.code in (0, None), (module, out.getvalue()[-500:])
     assert out.getvalue().strip(), f"{module} --help printed nothing"
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped (backticks included), spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_every_relative_link_in_the_docs_resolves_to_a_file_and_a_heading():
+    broken = []
+    for doc in DOCS:
+        for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            file = (doc.parent / path).resolve() if path else doc
+            if not file.exists():
+                broken.append(f"{doc.name}: {target} (no such file)")
+                continue
+            if anchor and file.suffix == ".md":
+                headings = {_slug(h) for h in re.findall(r"^#+ (.+)$", file.read_text(encoding="utf-8"), re.M)}
+                if anchor not in headings:
+                    broken.append(f"{doc.name}: {target} (no such heading)")
+    assert not broken, broken
