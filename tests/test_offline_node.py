@@ -342,7 +342,7 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
         changed = json.loads(diff)
         assert "metrics/quail/mc_full.json" in changed and "metrics/nlquad/span_window-bm25l.json" in changed
         cv = json.loads(sh(["git", "show", "gpu/cpu-test:reports/strategyqa_cv.json"], clone, env).stdout)
-        assert cv["folds"] == 2 and cv["settings"]["ir_q"]["questions"] == cv["labelled_questions"]
+        assert cv["folds"] == 2 and cv["settings"]["question_only"]["questions"] == cv["labelled_questions"]
         predictions = json.loads(sh(["git", "show", "gpu/cpu-test:benchmarks/results/gpu_predictions.json"], clone,
                                     env).stdout)
         assert set(predictions["predictions"]) == set(profile["predictions_sha256"])  # per question, checked
