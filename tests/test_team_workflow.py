@@ -184,7 +184,7 @@ def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
         # of its own, and the shared data (and nothing else of the work folder) is touched
         point = _api(prefect, "GET", "/deployments/name/experiment-point/point")
         named = _api(prefect, "POST", f"/deployments/{point['id']}/create_flow_run", {
-            "parameters": {"point": {"quail.pmi_window": 7}, "name": "shared", "targets": ["quail_baselines"]},
+            "parameters": {"point": {"quail.pmi_window": 7}, "name": "shared", "targets": ["benchmark_sources"]},
             "name": "shared"})
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
