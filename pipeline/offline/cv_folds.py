@@ -74,7 +74,7 @@ def launch(bundle: Path, jobs: int, record: Path | None) -> int:
     """``jobs`` workers, each with an equal share of the CPU's threads; waits for all. A worker that fails makes
     the launch fail (its folds are not answered, so the stage would train them itself)."""
     unpack(bundle)
-    params = load_node_params_outside(bundle)
+    params = cv_plan(bundle)
     claims = bundle / CLAIMS / f"{int(time.time() * 1000)}-{os.getpid()}"
     claims.mkdir(parents=True)
     threads = str(max(1, (os.cpu_count() or 1) // jobs))
@@ -97,8 +97,8 @@ def launch(bundle: Path, jobs: int, record: Path | None) -> int:
     return 0 if all(c == 0 for c in codes) else 1
 
 
-def load_node_params_outside(bundle: Path) -> dict:
-    """The launcher's reading of ``strategyqa_cv`` (settings, folds) without importing the stages: the workers
+def cv_plan(bundle: Path) -> dict:
+    """``strategyqa_cv``'s settings and folds as the launcher reads them, without importing the stages: the workers
     validate the whole file themselves."""
     import yaml
 
