@@ -37,13 +37,18 @@ def machine() -> dict[str, Any]:
             "avx512_bf16": " avx512_bf16" in flags, "python": platform.python_version()}
 
 
-def write_profile(path: Path, tests: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def write_profile(path: Path, tests: dict[str, dict[str, Any]], wall_seconds: float | None = None,
+                  workers: int = 0) -> dict[str, Any]:
+    """``wall_seconds``: the session's clock time, which is what CI's limit counts; with ``workers`` (pytest-xdist
+    processes, 0 for none) it is less than the tests' summed seconds."""
     rows = [{"test": name, "seconds": round(v["seconds"], 2), "slow": bool(v.get("slow")), "outcome": v["outcome"]}
             for name, v in sorted(tests.items(), key=lambda kv: -kv[1]["seconds"])]
     total = sum(r["seconds"] for r in rows)
     slow = sum(r["seconds"] for r in rows if r["slow"])
     profile = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(),
-               "tests": len(rows), "seconds_total": round(total, 1), "seconds_slow": round(slow, 1),
+               "tests": len(rows), "workers": workers,
+               "seconds_wall": round(wall_seconds, 1) if wall_seconds is not None else None,
+               "seconds_total": round(total, 1), "seconds_slow": round(slow, 1),
                "seconds_not_slow": round(total - slow, 1),
                "outcomes": {o: sum(r["outcome"] == o for r in rows) for o in ("passed", "failed", "skipped")},
                "by_test": rows}
@@ -60,9 +65,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=20)
     args = ap.parse_args(argv)
     profile = json.loads(args.file.read_text(encoding="utf-8"))
-    print(f"{profile['tests']} tests, {profile['seconds_total'] / 60:.1f} min ({profile['seconds_slow'] / 60:.1f} slow, "
-          f"{profile['seconds_not_slow'] / 60:.1f} not), on {profile['machine']['processor']} "
-          f"({profile['machine']['cores']} cores)")
+    wall = profile.get("seconds_wall")
+    print(f"{profile['tests']} tests, {profile['seconds_total'] / 60:.1f} min of test time "
+          f"({profile['seconds_slow'] / 60:.1f} slow, {profile['seconds_not_slow'] / 60:.1f} not)"
+          + (f", {wall / 60:.1f} min of clock time on {profile.get('workers') or 1} worker(s)" if wall else "")
+          + f", on {profile['machine']['processor']} ({profile['machine']['cores']} cores)")
     for row in profile["by_test"][:args.top]:
         print(f"{row['seconds']:8.1f} s  {'slow' if row['slow'] else '    '}  {row['test']}")
     return 0

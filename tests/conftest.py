@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -115,11 +116,15 @@ def prefect_server(home: Path, **settings: str) -> Iterator[str]:
 # marked slow, and the processor, written as JSON when the session ends. `make test-durations` refreshes the
 # committed profile (benchmarks/results/test_durations.json).
 _DURATIONS: dict[str, dict] = {}
+_STARTED = time.monotonic()
 
 
 def pytest_runtest_logreport(report) -> None:
+    # under pytest-xdist the controller sees every worker's reports (and collects no items): the marker comes
+    # from the report's keywords
     entry = _DURATIONS.setdefault(report.nodeid, {"seconds": 0.0, "outcome": "passed"})
     entry["seconds"] += report.duration
+    entry["slow"] = entry.get("slow") or "slow" in report.keywords
     if report.failed or (report.skipped and entry["outcome"] == "passed"):
         entry["outcome"] = "failed" if report.failed else "skipped"
 
@@ -132,8 +137,10 @@ def pytest_collection_modifyitems(items) -> None:
 
 def pytest_sessionfinish(session) -> None:
     target = os.environ.get("QA_PIPELINE_TEST_DURATIONS")
-    if not target:
+    if not target or hasattr(session.config, "workerinput"):  # an xdist worker: the controller writes it
         return
     from benchmarks.test_durations import write_profile
 
-    write_profile(Path(target), {k: v for k, v in _DURATIONS.items() if v["seconds"] > 0 or v["outcome"] != "passed"})
+    workers = getattr(session.config.option, "numprocesses", None) or 0
+    write_profile(Path(target), {k: v for k, v in _DURATIONS.items() if v["seconds"] > 0 or v["outcome"] != "passed"},
+                  wall_seconds=time.monotonic() - _STARTED, workers=int(workers))
