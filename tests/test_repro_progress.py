@@ -94,3 +94,27 @@ def test_a_target_counts_its_upstream_stages_and_help_is_not_a_stage(tmp_path, m
     assert "3 stage(s) would run" in dry.stdout and not (tmp_path / "one.txt").exists()
     dvc_dry = subprocess.run(["dvc", "repro", "--dry", "third"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert dvc_dry.returncode != 0  # DVC's own dry run cannot plan past the missing one.txt
+
+
+def test_the_plan_lists_stages_in_the_order_dvc_runs_them(tmp_path, monkeypatch):
+    """Independent stages run in an order of DVC's own choosing (a post-order walk of its graph), not in a
+    topological order of ours: the plan and `--dry` list them as the real run starts them."""
+    from pipeline.experiments.repro import planned_stages
+
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    subprocess.run(["dvc", "init", "--no-scm", "-q"], cwd=tmp_path, check=True, env=env)
+    stages = {"zeta": [], "alpha": [], "mid": ["zeta", "alpha"], "beta": ["zeta"], "top": ["mid", "beta"],
+              "solo": []}
+    lines = ["stages:"]
+    for name, deps in stages.items():
+        cmd = " && ".join([f"cat {d}.txt > /dev/null" for d in deps] + [f"echo {name} > {name}.txt"])
+        lines += [f"  {name}:", f"    cmd: {cmd}", f"    outs: [{name}.txt]"]
+        if deps:
+            lines.append(f"    deps: [{', '.join(d + '.txt' for d in deps)}]")
+    (tmp_path / "dvc.yaml").write_text("\n".join(lines) + "\n")
+    monkeypatch.chdir(tmp_path)
+    plan = planned_stages([])
+    ran = subprocess.run(["dvc", "repro"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    order = [line.split("'")[1] for line in ran.stdout.splitlines() if line.startswith("Running stage '")]
+    assert sorted(plan) == sorted(stages) and plan == order, (plan, order)
