@@ -11,14 +11,15 @@ import sys
 from pathlib import Path
 
 
-def outputs_removed_hint() -> str:
+def outputs_removed_hint(then: str = "once the above is fixed") -> str:
     """Under ``dvc repro`` a stage that stops before doing anything has already lost its outputs: DVC removes a
     stage's outputs before it runs the command. They are not gone: the committed ones are in the DVC cache."""
     stage = os.environ.get("DVC_STAGE")
     if not stage:
         return ""
     return (f"\nDVC removed {stage}'s outputs before running it; `dvc checkout {stage}` puts the ones dvc.lock "
-            f"records back from the cache, `dvc repro {stage}` rebuilds them once the above is fixed.")
+            f"records back from the cache (the stages after it still read as up to date until then), "
+            f"`dvc repro {stage}` rebuilds them {then}.")
 
 
 def checkout_root(path: Path) -> Path:

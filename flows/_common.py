@@ -85,6 +85,31 @@ def cancelled_if_stopped(flow: Any, flow_run: Any, state: Any) -> None:
     with get_client(sync_client=True) as client:
         client.set_flow_run_state(flow_run.id, Cancelled(message=f"Stopped by a signal: {state.message}"),
                                   force=True)
+        cancel_its_task_runs(client, flow_run.id, state.message)
+
+
+def cancel_its_task_runs(client: Any, flow_run_id: Any, why: str) -> list[str]:
+    """The task runs of a run stopped by a signal: Prefect's engine marks those it was running Crashed with
+    the run, so the UI showed a Cancelled run full of Crashed tasks. Each task run not already Completed or
+    Failed by its own doing ends Cancelled, with the signal named."""
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterId,
+        TaskRunFilter,
+        TaskRunFilterState,
+        TaskRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+    from prefect.states import Cancelled
+
+    unfinished = TaskRunFilterState(type=TaskRunFilterStateType(any_=[
+        StateType.CRASHED, StateType.RUNNING, StateType.PENDING, StateType.SCHEDULED]))
+    done = []
+    for task_run in client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])),
+                                          task_run_filter=TaskRunFilter(state=unfinished)):
+        client.set_task_run_state(task_run.id, Cancelled(message=f"Stopped by a signal: {why}"), force=True)
+        done.append(str(task_run.id))
+    return done
 
 
 def record_this_run() -> None:
@@ -169,7 +194,10 @@ def run_flow(flow: Callable[..., Any], run_name: str, **parameters: Any) -> int:
         how = "Ctrl-C" if isinstance(exc, KeyboardInterrupt) else "a termination signal"
         with contextlib.suppress(Exception), temporary_settings({PREFECT_API_URL: api_url}):
             cancel_unstarted_runs()  # stopped as Prefect created the run: not Pending for ever
-        print(f"{run_name}: stopped by {how}; its run is Cancelled", file=sys.stderr, flush=True)
+        from flows import outputs_removed_hint
+
+        print(f"{run_name}: stopped by {how}; its run is Cancelled"
+              f"{outputs_removed_hint('(a training stage from its last checkpoint)')}", file=sys.stderr, flush=True)
         return 130 if isinstance(exc, KeyboardInterrupt) else 143
     except Exception as exc:
         refusal = auth_refusal(exc, api_url)

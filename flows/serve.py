@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from flows._common import cancel_its_task_runs
 from flows._server import (
     HOME,
     PORT_ENV,
@@ -173,8 +174,10 @@ def cancel_orphaned_runs(deployment_name: str) -> list[str]:
                 state=unfinished, tags=FlowRunFilterTags(all_=[f"rebuild:{run.id}"])))
             for stage in stages:
                 client.set_flow_run_state(stage.id, Cancelled(message="its rebuild's make serve stopped"), force=True)
+                cancel_its_task_runs(client, stage.id, "its rebuild's make serve stopped")
             client.set_flow_run_state(run.id, Cancelled(message="left running by a make serve that stopped"),
                                       force=True)
+            cancel_its_task_runs(client, run.id, "left running by a make serve that stopped")
             cancelled.append(str(run.id))
     return cancelled
 

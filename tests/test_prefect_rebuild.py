@@ -373,14 +373,18 @@ def test_serve_and_prefect_deploy_keep_their_own_deployments_in_either_order(pre
 
 SLOW_STAGE = """
 import sys, time
-from prefect import flow
+from prefect import flow, task
 from flows._common import record_this_run, run_flow
+
+@task(name="slow_work")
+def slow_work() -> None:
+    print("started", flush=True)
+    time.sleep(300)
 
 @flow(name="slow_stage")
 def slow_stage_flow(params_file: str = "params.yaml") -> None:
     record_this_run()
-    print("started", flush=True)
-    time.sleep(300)
+    slow_work()
 
 sys.exit(run_flow(slow_stage_flow, "slow_stage", params_file=sys.argv[1]))
 """
@@ -391,7 +395,7 @@ def test_a_stage_stopped_by_a_signal_is_cancelled_not_crashed(prefect_api, tmp_p
     """What a cancelled rebuild, or Ctrl-C on `make serve` or `dvc repro`, does to the stage that is running:
     its run ends Cancelled (Prefect's own reading of a signal is Crashed, "Crash detected!"), and the console
     says so in one line."""
-    env = dict(_env(prefect_api), QA_PIPELINE_PARENT_RUN=f"stop-{sig.name}")
+    env = dict(_env(prefect_api), QA_PIPELINE_PARENT_RUN=f"stop-{sig.name}", DVC_STAGE="slow_stage")
     # SIGINT as a terminal's Ctrl-C delivers it: a test run started in the background by a shell without job
     # control (CI) ignores SIGINT, and an ignored signal stays ignored across exec, so Python in the child would
     # never raise KeyboardInterrupt and the stage would sleep on. (A stage run in such a background job is
@@ -422,9 +426,14 @@ def test_a_stage_stopped_by_a_signal_is_cancelled_not_crashed(prefect_api, tmp_p
     assert "Crash detected" not in output and "Traceback" not in output, output[-3000:]
     if sig == signal.SIGINT:
         assert "slow_stage: stopped by Ctrl-C; its run is Cancelled" in output, output[-3000:]
+        # under dvc repro (DVC_STAGE), where its outputs went and how to get them back, in the same message
+        assert "DVC removed slow_stage's outputs" in output and "`dvc checkout slow_stage`" in output, output[-3000:]
     body = {"flow_runs": {"tags": {"all_": [f"rebuild:stop-{sig.name}"]}}}
     runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=60).json()
     assert [(r["name"], r["state_type"]) for r in runs] == [("slow_stage", "CANCELLED")], runs
+    # the task it was running ends Cancelled with it, not Crashed inside a Cancelled run
+    tasks = _task_runs(prefect_api.removesuffix("/"), [runs[0]["id"]])
+    assert [(t["name"].split("-")[0], t["state_type"]) for t in tasks] == [("slow_work", "CANCELLED")], tasks
 
 
 def test_a_stage_killed_with_sigkill_ends_crashed_not_running(prefect_api, tmp_path, repo):
@@ -551,6 +560,11 @@ def _stage_runs(api: str, rebuild_id: str) -> list[dict]:
     return prefect_http.post(f"{api}/flow_runs/filter", json=body, timeout=60).json()
 
 
+def _task_runs(api: str, flow_run_ids: list[str]) -> list[dict]:
+    body = {"flow_runs": {"id": {"any_": flow_run_ids}}}
+    return prefect_http.post(f"{api}/task_runs/filter", json=body, timeout=60).json()
+
+
 @pytest.mark.timeout(900)
 def test_stopping_serve_mid_rebuild_cancels_its_runs_and_the_next_rebuild_completes(tmp_path, repo):
     """Ctrl-C on `make serve` (its own server) while a rebuild's stage runs: the stage and dvc repro stop with
@@ -599,6 +613,11 @@ def test_stopping_serve_mid_rebuild_cancels_its_runs_and_the_next_rebuild_comple
         assert state == "COMPLETED" and (slow / "out.txt").read_text() == "done"
         assert _run_state(api, first) == "CANCELLED"
         assert [r["state_type"] for r in _stage_runs(api, first)] == ["CANCELLED"]
+        # inside the Cancelled runs, their task runs end Cancelled too (Prefect's engine had left them Crashed)
+        tasks = _task_runs(api, [first, *(r["id"] for r in _stage_runs(api, first))])
+        assert tasks and {t["state_type"] for t in tasks} <= {"CANCELLED", "COMPLETED"}, [
+            (t["name"], t["state_type"]) for t in tasks]
+        assert "CANCELLED" in {t["state_type"] for t in tasks}
         assert api.removesuffix("/api") in (tmp_path / "serve.log").read_text()  # the same address again
     finally:
         stop_process_group(proc, signal.SIGINT)
