@@ -17,6 +17,13 @@ os.environ.setdefault("QA_PIPELINE_NO_PROGRESS", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("QA_PIPELINE_PYWB_BIN", str(REPO / ".venv-pywb" / "bin"))
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Two workers on two cores each run torch with its section's cpu_threads (2): OpenMP threads that spin while
+    # they wait then take the cores from the other worker's (a training step measured 37 s each, two at once,
+    # against 7 s alone). Waiting threads that sleep instead cost two at once 11.5 s each. Numerics unchanged:
+    # the thread count is the same, only how an idle thread waits. Set before torch loads, for this worker and
+    # every process it starts.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 import pipeline.params  # noqa: E402
@@ -129,7 +136,28 @@ def pytest_runtest_logreport(report) -> None:
         entry["outcome"] = "failed" if report.failed else "skipped"
 
 
+def _file_seconds() -> dict[str, float]:
+    """Seconds per test file in the committed profile (``benchmarks/results/test_durations.json``)."""
+    import json
+
+    try:
+        rows = json.loads((REPO / "benchmarks/results/test_durations.json").read_text(encoding="utf-8"))["by_test"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    seconds: dict[str, float] = {}
+    for row in rows:
+        path = row["test"].split("::")[0]
+        seconds[path] = seconds.get(path, 0.0) + float(row["seconds"])
+    return seconds
+
+
 def pytest_collection_modifyitems(items) -> None:
+    # the slowest files first, each file's tests together and in their order: on parallel workers
+    # (`make test`, pytest-xdist --dist loadfile) a 6-minute file started last would run alone at the end.
+    # From a committed file, so every worker collects the same order (xdist requires it).
+    seconds = _file_seconds()
+    order = {path: rank for rank, path in enumerate(dict.fromkeys(item.nodeid.split("::")[0] for item in items))}
+    items.sort(key=lambda item: (-seconds.get(item.nodeid.split("::")[0], 0.0), order[item.nodeid.split("::")[0]]))
     for item in items:
         _DURATIONS.setdefault(item.nodeid, {"seconds": 0.0, "outcome": "passed"})["slow"] = (
             item.get_closest_marker("slow") is not None)
