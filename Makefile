@@ -19,7 +19,7 @@ export DO_NOT_TRACK := 1
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export QA_PIPELINE_PYWB_BIN := $(CURDIR)/$(VENV_PYWB)/bin
 
-.PHONY: setup exp-links reset repro nlquad strategyqa quail repro-gpu gpu-bundle gpu-import publish test test-durations test-fast serve plots exps check-params clean-envs
+.PHONY: setup exp-links reset repro nlquad strategyqa quail repro-gpu gpu-bundle gpu-import publish test test-durations test-fast serve plots exps results check-params clean-envs
 
 setup: $(VENV)/.installed $(VENV)/.editable $(VENV_PYWB)/.installed .plots-vendor/offline_template.html
 
@@ -105,12 +105,16 @@ publish: setup
 	@test -n "$(DIR)" || { echo "usage: make publish DIR=<folder to serve over HTTP> [STAGES=\"stage ...\"]"; exit 2; }
 	$(VENV)/bin/python -m pipeline.experiments.publish "$(DIR)" $(STAGES)
 
+# two pytest-xdist workers, a test file each at a time, slowest files first (tests/conftest.py): most slow tests
+# wait on servers and subprocesses, so two cores run two of them (TEST_WORKERS=0: one process, no workers)
+TEST_WORKERS ?= 2
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 test: setup
-	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # the whole suite, its per-test seconds written to benchmarks/results/test_durations.json (benchmarks/test_durations.py)
 test-durations: setup
-	QA_PIPELINE_TEST_DURATIONS=$(CURDIR)/benchmarks/results/test_durations.json $(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	QA_PIPELINE_TEST_DURATIONS=$(CURDIR)/benchmarks/results/test_durations.json $(VENV)/bin/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # the edit loop: the suite without the tests marked slow
 test-fast: setup
@@ -121,6 +125,10 @@ serve: setup check-params
 
 plots: setup
 	$(VENV)/bin/dvc plots show
+
+# the headline figures, one table per track (120 columns): what dvc metrics show holds, rounded for reading
+results: setup
+	$(VENV)/bin/python -m pipeline.experiments.metrics_table
 
 # experiments side by side: one column per experiment, one row per param or headline figure that differs
 # (pipeline/experiments/table.py); fits 160 columns where `dvc exp show` names every column by its full path

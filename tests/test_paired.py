@@ -144,13 +144,15 @@ def test_every_headline_comparison_is_declared_by_the_compare_stage(repo):
 
 
 def test_the_readme_results_table_is_what_the_reports_say(repo):
-    """Every figure of the README's results table is read from reports/compare.json, never typed."""
+    """Every figure of the README's results table, the GPU table and the docs' `make results` example is read
+    from its source (reports/compare.json, the GPU profile, metrics/), never typed."""
     import subprocess
     import sys
 
+    from pipeline.experiments.results_table import DOCUMENTS
+
     res = subprocess.run([sys.executable, "-m", "pipeline.experiments.results_table", "--check",
-                          str(repo / "README.md"), str(repo / "docs" / "results.md")], cwd=repo,
-                         capture_output=True, text=True)
+                          *(str(repo / d) for d in DOCUMENTS)], cwd=repo, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
 
 

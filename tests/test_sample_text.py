@@ -117,3 +117,16 @@ def test_a_build_outside_the_tolerances_says_so(caplog):
                                     "questions_naming_their_answer_percent", "bm25l_minus_random_window_f1",
                                     "bm25l_minus_random_window_iou"}
     assert "outside the tolerance" in caplog.text and "questions_naming_their_answer_percent" in caplog.text
+    assert report["answer_ranking"]["signal"] and report["drift_by_kind"]["signal"] == []  # naming: easy to find
+
+
+def test_a_build_whose_questions_are_not_written_for_their_sections_says_it_has_no_signal(caplog):
+    """Every question "What happens next?": neither the BM25L oracle nor a sentence encoder can tell one
+    section from another, and the calibration says so, as missing signal (not as a cue)."""
+    stats = {"document_words_mean": 877.0, "answer_words_mean": 175.0, "questions_per_document": 2.38, "questions": 30}
+    with caplog.at_level(logging.WARNING):
+        report = calibrate(_dataset(False), stats, naming_share=0.0, window_words=30, seed=0)
+    assert report["drift_by_kind"]["cue"] == [] and report["drift_by_kind"]["shape"] == []
+    assert "own_answer_ranked_first_minus_chance" in report["drift_by_kind"]["signal"]
+    assert report["answer_ranking"]["signal"] is False and report["answer_ranking"]["articles"] == 10
+    assert "lacks the signal the paper's data has" in caplog.text

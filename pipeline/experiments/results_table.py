@@ -1,4 +1,4 @@
-"""The results tables of the README and docs/results.md, generated: figures are read, never typed.
+"""The results tables of the README and docs, generated: figures are read, never typed.
 
 Two tables: the default run's, from ``reports/compare.json``, and a GPU run's, from
 ``benchmarks/results/gpu_profile.json`` (what ``make gpu-import`` writes; its caption names the device). Each row is a trained system beside one baseline on the same questions: both figures, the paired difference
@@ -122,6 +122,11 @@ def gpu_table(profile: dict) -> str:
                     "with the gold decompositions, so it is shown as IR-ORA-D (`qa_ir_ora_d`), and its intervals "
                     "resample questions (QuAIL's and NLQuAD's are narrower than a text- or article-level "
                     "interval would be).\n\n")
+    if not (profile.get("source") or {}).get("commit"):
+        caption += ("This run recorded neither the commit it ran nor the sha256 of its per-question predictions (the "
+                    "node did not record them yet; `python -m benchmarks.gpu_provenance`): its figures cannot be "
+                    "traced to code or predictions here. A new run (`make gpu-bundle`, `make gpu-import`) records "
+                    "both.\n\n")
     calibration = (profile.get("source") or {}).get("nlquad_calibration")
     if calibration is None:
         caption += ("Its NLQuAD rows come from an earlier offline sample whose question headings named their answer "
@@ -142,9 +147,14 @@ def calibration_table(report: dict) -> str:
         value = c["value"] if "ci95" not in c else f"{c['value']:+.1f} [{c['ci95'][0]:+.1f}, {c['ci95'][1]:+.1f}]"
         paper = "-" if c["paper"] is None else c["paper"]
         lines.append(f"| {c['check']} | {value} | {paper} | {c['tolerance']} | {'yes' if c['ok'] else '**NO**'} |")
+    by_kind = calibration.get("drift_by_kind") or {"cue": calibration["drift"]}
+    said = {"shape": "it is not shaped like the paper's data",
+            "cue": "its NLQuAD rows carry a cue the paper's data lacks",
+            "signal": "it lacks the signal the paper's data has, so its models have little but position to learn"}
     verdict = ("Every check is within its tolerance." if calibration["within_tolerance"] else
-               f"**This build drifted outside the tolerances: {', '.join(calibration['drift'])}.** Its NLQuAD rows "
-               "carry a cue the paper's data lacks.")
+               "**This build drifted outside the tolerances.** " + " ".join(
+                   f"{' and '.join(f'`{n}`' for n in names)}: {said[kind]}." for kind, names in by_kind.items()
+                   if names))
     return "\n".join(lines) + f"\n\n{verdict} ({report['documents']} documents, {report['questions']} questions; " \
         f"{calibration['scope']}.)\n"
 
@@ -158,6 +168,11 @@ def blocks(root: Path = ROOT) -> dict[str, str]:
     gpu = root / GPU_PROFILE
     if gpu.exists():
         out["gpu-results"] = gpu_table(json.loads(gpu.read_text(encoding="utf-8")))
+    from pipeline.experiments.metrics_table import render
+
+    view = render(root / PATHS.metrics)
+    if view:  # what `make results` prints, as the docs show it
+        out["metrics-view"] = f"```\n{view}\n```\n"
     return out
 
 
@@ -170,7 +185,8 @@ def replace_block(text: str, block: str, name: str = "results") -> str:
     return f"{head}{start}\n{block}{end}{tail}"
 
 
-DOCUMENTS = ("README.md", "docs/results.md")  # where the blocks live: each block in exactly one of them
+# where the blocks live: each block in exactly one of them
+DOCUMENTS = ("README.md", "docs/results.md", "docs/experiments.md")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -100,7 +100,7 @@ def _retrieval(card: Card) -> list[str]:
     share = report.get("gold_share")
     return [f"- its paragraphs: Recall@{report.get('k')} {recall}% on a corpus of {report.get('corpus_paragraphs'):,} "
             f"paragraphs, {100 * share:.1f}% of them StrategyQA evidence (an upper bound for this retriever"
-            + (f"; the paper: {paper}% on 36.6M paragraphs)" if paper is not None else ")")]
+            + (f"; the paper: {paper}% on 36.6M paragraphs, its test set)" if paper is not None else ")")]
 
 
 def _figures(card: Card, evaluation: dict[str, Any]) -> list[str]:
