@@ -130,3 +130,32 @@ def test_a_build_whose_questions_are_not_written_for_their_sections_says_it_has_
     assert "own_answer_ranked_first_minus_chance" in report["drift_by_kind"]["signal"]
     assert report["answer_ranking"]["signal"] is False and report["answer_ranking"]["articles"] == 10
     assert "lacks the signal the paper's data has" in caplog.text
+
+
+def test_the_naming_control_changes_what_the_questions_say_and_nothing_else(default_stories):
+    """``sample.question_headings: name_section``, the positive control: the same documents and answer spans as
+    the default sample, byte for byte, and questions that name their section's subject, which the default's
+    seldom do (the cue the calibration reports)."""
+    from pipeline.nlquad.question_cues import names_answer
+    from pipeline.params import load_params
+    from pipeline.sample.bbc_archive import ArchivePlanner
+    from pipeline.sample.bbc_templates import plain
+    from pipeline.sample.wiki_vital import load_vital_articles
+    from tests.params_files import PROJECT_PARAMS
+
+    p = load_params(PROJECT_PARAMS).sample.model_copy(update={"question_headings": "name_section"})
+    control = []
+    for art in ArchivePlanner(p, load_vital_articles()).plan_articles()[:p.n_articles]:
+        context, spans = " ".join([plain(art.intro), *(plain(x) for x in art.lead)]), []
+        for section in art.sections:
+            start = len(context) + 1
+            context += " " + " ".join(plain(x) for x in section.paragraphs)
+            if section.heading.endswith("?") and not section.bullet:
+                spans.append((section.heading, (start, len(context))))
+        if spans:
+            control.append((context, spans))
+    assert [(c, [s for _, s in spans]) for c, spans in control] == [
+        (c, [s for _, s in spans]) for c, spans in default_stories]
+    naming = [names_answer(q, c, span) for c, spans in control for q, span in spans]
+    default = [names_answer(q, c, span) for c, spans in default_stories for q, span in spans]
+    assert 100 * sum(naming) / len(naming) > 3 * NAMING_MAX >= 3 * 100 * sum(default) / len(default)

@@ -36,7 +36,7 @@ from pipeline.sample.bbc_templates import (
     render_story_body,
     render_video_page,
 )
-from pipeline.sample.story_text import Neighbours, compose, heading
+from pipeline.sample.story_text import Neighbours, compose, heading, naming_control
 from pipeline.sample.wiki_vital import VitalArticle
 
 # After this date the sample writes the 2020+ data-component layout (BBC switched in spring 2020).
@@ -148,9 +148,12 @@ class ArchivePlanner:
         lead_paras = tuple(_paragraph(s) for s in text.lead)
         sections = []
         used_headings: set[str] = set()
+        questions = 0
         for sentences, subject in text.sections:
             is_question = explainer and rng.random() < self.p.question_heading_share
             title = heading(rng, is_question, lead.title, subject, used_headings)
+            if is_question and self.p.question_headings == "name_section":  # the positive control
+                title, questions = naming_control(subject, questions), questions + 1
             bullet = rng.random() < self.p.bullet_section_share
             paras: list[Paragraph] = []
             j = 0

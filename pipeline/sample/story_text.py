@@ -142,6 +142,14 @@ def compose(lead: VitalArticle, neighbours: list[VitalArticle], targets: list[in
     return StoryText(stream[0].text, tuple(s.text for s in stream[1:1 + lead_n]), tuple(sections))
 
 
+def naming_control(section_subject: str, k: int) -> str:
+    """The positive control's question heading (``sample.question_headings: name_section``): it names its own
+    section's subject, the k-th of a story's question headings taking the k-th template. It draws nothing from
+    the story's random stream, so the control's documents, sections and answers are the default sample's, byte
+    for byte; only what the questions say differs."""
+    return SUBJECT_QUESTIONS[k % len(SUBJECT_QUESTIONS)].format(t=section_subject)
+
+
 def heading(rng: random.Random, question: bool, subject: str, section_subject: str, used: set[str]) -> str:
     """A sub-heading, not one the story already has (ten tries)."""
     for _ in range(10):
