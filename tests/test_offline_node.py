@@ -222,6 +222,13 @@ def _lock_pins(repo: Path, names: tuple[str, ...]) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
 def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
+    """The whole offline-node round trip, the suite's longest test (about 6 min alone on two cores, 8 beside
+    another worker): every stage the node runs trains or scores once at the profile's tiniest budget
+    (``tests/offline_tiny_profile.yaml``: 2 steps), on a 40-article sample, and the StrategyQA cross-validation
+    runs one setting on two folds. What is left is what only this path shows: a bundle built from a fresh clone's
+    own outputs, a node environment with only the GPU image's packages, a job limit's SIGTERM mid-run and the
+    resume from what came back, and the import a `dvc metrics diff` then reads. A GPU session has 15 minutes;
+    this is where a broken bundle is found first."""
     root = tmp_path / "w"
     root.mkdir()
     (root / "shared").symlink_to(shared.resolve())  # params name ../shared
