@@ -139,10 +139,9 @@ def _api(prefect, method: str, path: str, body: dict | None = None):
 
 def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
     """Two real process workers, each point a fresh clone, a `dvc exp run` and a push (2.3-2.8 min beside another
-    test worker, measured twice): the
-    points' target is quail_baselines, the cheapest stage with a headline that a parameter moves (about 15 s of
-    work), so what the minutes buy is the orchestration itself: overlapping runs, one per worker, and both
-    experiments back in Alice's clone."""
+    test worker, measured twice): the points' target is quail_baselines, the cheapest stage with a headline that
+    a parameter moves (about 15 s of work), so what the minutes buy is the orchestration itself: overlapping
+    runs, one per worker, and both experiments back in Alice's clone."""
     root, store = team["root"], team["store"]
     env = _env(team["env"], **_aws(store), QA_PIPELINE_CHECKOUT=str(repo), QA_PIPELINE_SWEEP_REPO=str(team["origin"]),
                QA_PIPELINE_SWEEP_WORKDIR=str(root / "points"), PYTHONPATH=str(repo))
