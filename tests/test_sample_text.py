@@ -39,17 +39,13 @@ def test_every_section_break_of_a_story_lies_inside_one_extract():
     assert flat == [s for a in (lead, *others) for s in a.sentences][:len(flat)]  # read in order, nothing skipped
 
 
-@pytest.fixture(scope="module")
-def default_stories():
-    """The project's default sample (params.yaml), planned without writing pages: each story's document (intro,
-    lead, sections joined as build_nlquad joins them) and its question sections' spans."""
-    from pipeline.params import load_params
+def _planned_stories(p) -> list[tuple[str, list]]:
+    """The sample ``p`` describes, planned without writing pages: each story's document (intro, lead, sections
+    joined as build_nlquad joins them) and its question sections' (heading, span)."""
     from pipeline.sample.bbc_archive import ArchivePlanner
     from pipeline.sample.bbc_templates import plain
     from pipeline.sample.wiki_vital import load_vital_articles
-    from tests.params_files import PROJECT_PARAMS
 
-    p = load_params(PROJECT_PARAMS).sample
     stories = []
     for art in ArchivePlanner(p, load_vital_articles()).plan_articles()[:p.n_articles]:
         context, spans = " ".join([plain(art.intro), *(plain(x) for x in art.lead)]), []
@@ -61,6 +57,15 @@ def default_stories():
         if spans:
             stories.append((context, spans))
     return stories
+
+
+@pytest.fixture(scope="module")
+def default_stories():
+    """The project's default sample (params.yaml), planned without writing pages."""
+    from pipeline.params import load_params
+    from tests.params_files import PROJECT_PARAMS
+
+    return _planned_stories(load_params(PROJECT_PARAMS).sample)
 
 
 def test_the_default_sample_is_near_the_papers_lengths_and_density(default_stories):
@@ -138,22 +143,10 @@ def test_the_naming_control_changes_what_the_questions_say_and_nothing_else(defa
     seldom do (the cue the calibration reports)."""
     from pipeline.nlquad.question_cues import names_answer
     from pipeline.params import load_params
-    from pipeline.sample.bbc_archive import ArchivePlanner
-    from pipeline.sample.bbc_templates import plain
-    from pipeline.sample.wiki_vital import load_vital_articles
     from tests.params_files import PROJECT_PARAMS
 
-    p = load_params(PROJECT_PARAMS).sample.model_copy(update={"question_headings": "name_section"})
-    control = []
-    for art in ArchivePlanner(p, load_vital_articles()).plan_articles()[:p.n_articles]:
-        context, spans = " ".join([plain(art.intro), *(plain(x) for x in art.lead)]), []
-        for section in art.sections:
-            start = len(context) + 1
-            context += " " + " ".join(plain(x) for x in section.paragraphs)
-            if section.heading.endswith("?") and not section.bullet:
-                spans.append((section.heading, (start, len(context))))
-        if spans:
-            control.append((context, spans))
+    control = _planned_stories(load_params(PROJECT_PARAMS).sample.model_copy(
+        update={"question_headings": "name_section"}))
     assert [(c, [s for _, s in spans]) for c, spans in control] == [
         (c, [s for _, s in spans]) for c, spans in default_stories]
     naming = [names_answer(q, c, span) for c, spans in control for q, span in spans]
