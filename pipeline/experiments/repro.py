@@ -75,10 +75,10 @@ def plan_total(plan: list[str], seconds: dict[str, float]) -> str:
     """One line of what a plan costs, and what that figure is: stage work on the last measured times plus the
     per-stage overhead, an upper bound (DVC skips a stage whose inputs come out unchanged), set-up not included."""
     work = sum(seconds.get(s, 0.0) for s in plan)
-    overhead = overhead_seconds() * len(plan)
+    per_stage = overhead_seconds()
     never = sum(s not in seconds for s in plan)
-    line = (f"{_minutes(work + overhead)} on the last measured times ({_minutes(work)} of stage work + about "
-            f"{overhead_seconds():.0f} s a stage of DVC and process start), at most: DVC skips a stage whose inputs "
+    line = (f"{_minutes(work + per_stage * len(plan))} on the last measured times ({_minutes(work)} of stage work "
+            f"+ about {per_stage:.0f} s a stage of DVC and process start), at most: DVC skips a stage whose inputs "
             "come out unchanged; `make setup` not included")
     return line + (f"; {never} stage(s) never timed" if never else "")
 
