@@ -46,13 +46,11 @@ def ranking_items(dataset: dict[str, Any]) -> list[dict[str, Any]]:
     return items
 
 
-def encode(texts: list[str], model_path: str, cpu_threads: int | None = None) -> Any:
+def encode(texts: list[str], model_path: str) -> Any:
     """Mean-pooled, L2-normalised sentence vectors (how all-MiniLM-L6-v2 was trained to be used)."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    if cpu_threads:
-        torch.set_num_threads(cpu_threads)
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     model = AutoModel.from_pretrained(model_path).eval()
     out = []
