@@ -113,6 +113,41 @@ def pearson(x: list[float], y: list[float]) -> dict:
     return {"r": _finite(res.statistic), "p": _finite(res.pvalue), "n": len(x)}
 
 
+def holm(pvalues: Mapping[str, float | None]) -> dict[str, float | None]:
+    """Holm's step-down adjustment (Holm 1979) of a family of p-values, by name: the i-th smallest of m is
+    multiplied by m - i + 1, then made monotone, capped at 1. Controls the family-wise error without assuming
+    the tests independent (the measures here correlate: longer passages have more rare words). A ``None``
+    (not computed) stays ``None`` and does not count in m. A few lines, not a dependency: scipy has only the
+    false-discovery-rate adjustments."""
+    known = sorted((p, name) for name, p in pvalues.items() if p is not None)
+    adjusted: dict[str, float | None] = {name: None for name in pvalues}
+    running = 0.0
+    for i, (p, name) in enumerate(known):
+        running = max(running, min(1.0, (len(known) - i) * p))
+        adjusted[name] = _finite(running)
+    return adjusted
+
+
+def with_holm(correlations: dict[str, dict]) -> dict[str, dict]:
+    """Each correlation with its Holm-adjusted p over the family given (``p_holm``) and whether it survives at
+    0.05 (``significant_holm``)."""
+    adjusted = holm({m: c.get("p", c.get("p_questions_as_independent")) for m, c in correlations.items()})
+    return {m: {**c, "p_holm": adjusted[m], "significant_holm": adjusted[m] is not None and adjusted[m] < 0.05}
+            for m, c in correlations.items()}
+
+
+def passage_correlations(measures: dict[str, PassageMeasures], model: dict[str, float],
+                         passage_of: Mapping[str, str]) -> dict[str, dict]:
+    """Each passage measure against the mean model accuracy of its passage's questions (one point a passage)."""
+    qids = sorted(measures.keys() & model.keys())
+    passage = {q: passage_of.get(q, q) for q in qids}
+    passages = sorted(set(passage.values()))
+    first = {passage[q]: q for q in reversed(qids)}
+    by_passage = passage_means({q: model[q] for q in qids}, passage)
+    return {m: pearson([getattr(measures[first[p]], m) for p in passages], [by_passage[p] for p in passages])
+            for m in MEASURES}
+
+
 def welch(a: list[float], b: list[float]) -> dict:
     from scipy import stats
 

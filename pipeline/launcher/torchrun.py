@@ -161,14 +161,14 @@ def train_stage(train: Train) -> str:
     return stage
 
 
-def launch(train: Train, params: Params, variant: str, out_dir: Path) -> dict[str, Any]:
-    """``train(params, variant)`` here, or in every process of a ``torchrun`` launch as ``params.distributed``
-    says (its spec and rendezvous files under ``out_dir``, the model's folder); what rank 0's ``train``
-    returned either way."""
+def launch(train: Train, params: Params, variant: str, out_dir: Path, seed: int | None = None) -> dict[str, Any]:
+    """``train(params, variant)`` (with ``seed=``, one run of a section's seeds, when given) here, or in every
+    process of a ``torchrun`` launch as ``params.distributed`` says (its spec and rendezvous files under
+    ``out_dir``, the run's folder); what rank 0's ``train`` returned either way."""
     stage = train_stage(train)
     if not params.distributed.launches or under_torchrun():
-        return train(params, variant)
-    return _launch(stage, variant, params, out_dir)
+        return train(params, variant) if seed is None else train(params, variant, seed=seed)
+    return _launch(stage, variant, params, out_dir, seed)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -191,7 +191,7 @@ def trusted_file(path: Path) -> bool:
     return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-def _launch(stage: str, variant: str, params: Params, out_dir: Path) -> dict[str, Any]:
+def _launch(stage: str, variant: str, params: Params, out_dir: Path, seed: int | None = None) -> dict[str, Any]:
     dist: DistributedParams = params.distributed
     launch_dir = out_dir / LAUNCH_DIR
     launch_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -199,7 +199,7 @@ def _launch(stage: str, variant: str, params: Params, out_dir: Path) -> dict[str
     spec, stats = launch_dir / SPEC_NAME, launch_dir / "stats.json"
     stats.unlink(missing_ok=True)
     rdzv_id = f"qa-{uuid.uuid4().hex[:12]}"
-    _write_atomic(spec, json.dumps({"stage": stage, "variant": variant, "run_id": rdzv_id,
+    _write_atomic(spec, json.dumps({"stage": stage, "variant": variant, "run_id": rdzv_id, "seed": seed,
                                     "params": params.model_dump(mode="json")}).encode())
     host, port = split_endpoint(dist.rdzv_endpoint) if dist.nnodes > 1 else ("127.0.0.1", 0)
     store = bound_store(host, port)  # the configured interface only, hosted for as long as this stage runs
@@ -231,9 +231,10 @@ class SpecError(ValueError):
     """A launch spec this worker will not act on."""
 
 
-def read_spec(path: Path, run_id: str) -> tuple[str, str, Params]:
-    """The stage, variant and params of a launch spec, checked: this user's private file, written for the
-    run ``run_id``, naming a stage module by name only, with params that pass the schema."""
+def read_spec(path: Path, run_id: str) -> tuple[str, str, Params, int | None]:
+    """The stage, variant, params and seed (None: the section's reference run) of a launch spec, checked: this
+    user's private file, written for the run ``run_id``, naming a stage module by name only, with params that
+    pass the schema and a seed that is an integer."""
     from pipeline.params import ParamsError, validate_params  # the boundary's check; it changes no value
 
     if not trusted_file(path):
@@ -241,6 +242,7 @@ def read_spec(path: Path, run_id: str) -> tuple[str, str, Params]:
     try:
         spec = json.loads(path.read_text(encoding="utf-8"))
         stage, variant, spec_run, raw = spec["stage"], spec["variant"], spec["run_id"], spec["params"]
+        seed = spec.get("seed")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
         raise SpecError(f"{path}: not a launch spec ({exc})") from None
     if spec_run != run_id:
@@ -249,11 +251,13 @@ def read_spec(path: Path, run_id: str) -> tuple[str, str, Params]:
         raise SpecError(f"{path}: stage must be a module name of {STAGES_PACKAGE}, variant a string")
     if not isinstance(raw, dict):
         raise SpecError(f"{path}: params must be a mapping of params sections")
+    if seed is not None and (type(seed) is not int or seed < 0):
+        raise SpecError(f"{path}: seed must be a non-negative integer or null, got {seed!r}")
     try:  # the sections the stage declared, as its own process validated them
         params = validate_params(raw, f"{path} params", tuple(raw))
     except ParamsError as exc:
         raise SpecError(str(exc)) from None
-    return stage, variant, params
+    return stage, variant, params, seed
 
 
 def _worker(spec_path: Path) -> None:
@@ -261,7 +265,7 @@ def _worker(spec_path: Path) -> None:
     stage."""
     die_with_parent(os.getppid())
     try:
-        stage, variant, params = read_spec(spec_path, os.environ.get("TORCHELASTIC_RUN_ID", ""))
+        stage, variant, params, seed = read_spec(spec_path, os.environ.get("TORCHELASTIC_RUN_ID", ""))
         module = importlib.import_module(f"{STAGES_PACKAGE}.{stage}")
     except (SpecError, ModuleNotFoundError) as exc:
         raise SystemExit(f"SpecError: {exc}") from None
@@ -269,7 +273,7 @@ def _worker(spec_path: Path) -> None:
     if not callable(train):
         raise SystemExit(f"SpecError: {STAGES_PACKAGE}.{stage} has no {TRAIN_NAME}(params, variant)")
     keep = _init_process_group()  # before Accelerate, which uses the group it finds
-    result = train(params, variant)
+    result = train(params, variant) if seed is None else train(params, variant, seed=seed)
     del keep
     if os.environ.get("RANK", "0") == "0":
         _write_atomic(spec_path.with_name("stats.json"), json.dumps(result).encode())

@@ -9,6 +9,14 @@ were written on each drawn text), questions for StrategyQA (one question per str
 The headline rows (``metrics/<track>/<system>-<baseline>.json``, the difference in the track's own columns) are
 what ``dvc metrics diff`` and ``make exps`` compare; ``reports/compare.{json,md}`` hold every pair with its
 interval.
+
+A system trained under several seeds (``pipeline.common.seed_runs``) is compared by the mean over its runs, and
+its interval is a two-level bootstrap (``pipeline.common.paired_seeds``): seeds drawn with replacement (each
+trained side's from its own), then units, so it covers how training fell as well as which questions were
+drawn. Its ``verdict`` is "above", "level" or "below" by that interval, given only with at least
+``MIN_SEEDS`` runs (of the system, and of a trained baseline); a system trained once is "one run": its interval
+covers the units alone, and no verdict is read off it. ``every_seed_above`` says whether each run on its own
+is above (its point difference), for a reader who asks.
 """
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ from pipeline.common.headline import write_headline
 from pipeline.common.layout import PATHS
 from pipeline.common.manifest import source_path
 from pipeline.common.paired import UNITS, design_effect, paired_difference
+from pipeline.common.paired_seeds import paired_difference_over_seeds
+from pipeline.common.seed_runs import runs_of, verdict
 from pipeline.common.files import atomic_output, write_json
 from pipeline.common.safe_text import markdown_cell
 from pipeline.quail.sets import heldout_dev, quail_sets
@@ -57,31 +67,48 @@ def _json(path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _pair(track: str, eval_set: str, system: str, baseline: str, figure: str, a: list[float], b: list[float],
-          clusters: list[str] | None = None) -> dict:
-    row = {"track": track, "eval": eval_set, "system": system, "baseline": baseline, "figure": figure,
-           **paired_difference(a, b, clusters=clusters, unit=UNITS[track])}
+def _pair(track: str, eval_set: str, system: str, baseline: str, figure: str, a: list[list[float]],
+          b: list[list[float]], clusters: list[str] | None = None, baseline_trained: bool = False) -> dict:
+    """One comparison: ``a`` the system's per-question scores, one row per training run (seed); ``b`` the
+    baseline's, one row per run of a trained baseline or one row for a baseline that trains nothing."""
+    unit = UNITS[track]
+    if len(a) == 1 and len(b) == 1:
+        stats = paired_difference(a[0], b[0], clusters=clusters, unit=unit)
+        stats["interval"] = f"bootstrap over {stats['unit']}s (one run)"
+    else:
+        stats = paired_difference_over_seeds(a, b, clusters=clusters, unit=unit)
+    mean_a = [sum(col) / len(col) for col in zip(*a, strict=True)]
+    mean_b = [sum(col) / len(col) for col in zip(*b, strict=True)]
+    diff = [x - y for x, y in zip(mean_a, mean_b, strict=True)]
+    stats["wins"], stats["losses"] = sum(d > 0 for d in diff), sum(d < 0 for d in diff)
+    stats["seeds"], stats["baseline_seeds"] = len(a), len(b) if baseline_trained else None
+    stats["verdict"] = verdict(*stats["ci95"], len(a), stats["baseline_seeds"])
+    stats["above"] = stats["verdict"] == "above"
+    row = {"track": track, "eval": eval_set, "system": system, "baseline": baseline, "figure": figure, **stats}
     if clusters is not None:  # how much wider the clustered interval has to be than a per-question one
-        row["design_effect"] = design_effect([x - y for x, y in zip(a, b, strict=True)], clusters)
+        row["design_effect"] = design_effect(diff, clusters)
     return row
 
 
 def nlquad_pairs(eval_split: str) -> list[dict]:
     dataset = _json(PATHS.split.dir / f"{eval_split}.json")
     rows: dict[str, dict[str, dict]] = {}
-    predictions = {s: _json(PATHS[f"predict_{'span' if s == 'span_window' else s}"].predictions) for s in SPAN_SYSTEMS}
-    predictions |= {b: _json(PATHS.nlquad_baselines.predictions / f"{b}.json") for b in SPAN_BASELINES}
-    for name, preds in predictions.items():
-        rows[name] = {r["id"]: r for r in evaluate(preds, dataset)[1]}
-    ids = list(rows[SPAN_SYSTEMS[0]])
+    # {system: {seed: predictions}}; a window baseline is one run of its own
+    predictions = {s: runs_of(_json(PATHS[f"predict_{'span' if s == 'span_window' else s}"].predictions))
+                   for s in SPAN_SYSTEMS}
+    predictions |= {b: {0: _json(PATHS.nlquad_baselines.predictions / f"{b}.json")} for b in SPAN_BASELINES}
+    runs: dict[str, list[dict[str, dict]]] = {}
+    for name, by_seed in predictions.items():
+        runs[name] = [{r["id"]: r for r in evaluate(preds, dataset)[1]} for preds in by_seed.values()]
+    ids = list(runs[SPAN_SYSTEMS[0]][0])
     article = article_clusters(dataset)
     clusters = [article[i] for i in ids]
     out = []
     for s in SPAN_SYSTEMS:
         for b in SPAN_BASELINES:
             for figure, key in SPAN_FIGURES.items():
-                out.append(_pair("nlquad", eval_split, s, b, figure, [rows[s][i][key] for i in ids],
-                                 [rows[b][i][key] for i in ids], clusters))
+                out.append(_pair("nlquad", eval_split, s, b, figure, [[rows[i][key] for i in ids] for rows in runs[s]],
+                                 [[rows[i][key] for i in ids] for rows in runs[b]], clusters))
     return out
 
 
@@ -96,16 +123,18 @@ def quail_pairs(train_share: float, seed: int) -> list[dict]:
     sets, train = quail_sets(train_share, seed)
     evaluated = {"dev_heldout": heldout_dev(sets, train), "challenge": sets["challenge"]}
     baselines = _json(PATHS.quail_baselines.predictions)  # {set: {system: {qid: option}}}
-    mc = {mc_system(v): _json(PATHS.quail_mc[v].predictions) for v in MC_VARIANTS}  # {set: {qid: option}}
+    # {seed: {set: {qid: option}}} per trained variant
+    mc = {mc_system(v): runs_of(_json(PATHS.quail_mc[v].predictions)) for v in MC_VARIANTS}
     out = []
     for eval_set, questions in evaluated.items():
         figure = "acc" if eval_set == "dev_heldout" else "acc_challenge"
         base_set = baselines["dev" if eval_set == "dev_heldout" else eval_set]
-        scores = {s: _correct(base_set[s], questions) for s in HEURISTIC_BASELINES}
-        scores |= {s: _correct(p[eval_set], questions) for s, p in mc.items()}
+        scores = {s: [_correct(base_set[s], questions)] for s in HEURISTIC_BASELINES}
+        scores |= {s: [_correct(run[eval_set], questions) for run in runs.values()] for s, runs in mc.items()}
         for s in mc:
             rivals = [*HEURISTIC_BASELINES, *(mc_system(v) for v in MC_VARIANTS if s == "mc_full" and v != "full")]
-            out += [_pair("quail", eval_set, s, b, figure, scores[s], scores[b], [q.text_id for q in questions])
+            out += [_pair("quail", eval_set, s, b, figure, scores[s], scores[b], [q.text_id for q in questions],
+                          baseline_trained=b in mc)
                     for b in rivals]
     return out
 
@@ -120,40 +149,52 @@ def strategyqa_pairs() -> list[dict]:
     for setting in SETTINGS:
         ids = sorted(answers[setting])
         out.append(_pair("strategyqa", "eval", f"qa_{setting}", "majority", "acc",
-                         [float(answers[setting][i] == gold[i]) for i in ids],
-                         [float(majority[setting] == gold[i]) for i in ids]))
+                         [[float(answers[setting][i] == gold[i]) for i in ids]],
+                         [[float(majority[setting] == gold[i]) for i in ids]]))
     for setting in SETTINGS:
         if setting == "question_only":
             continue
         ids = sorted(set(answers[setting]) & set(answers["question_only"]))
         out.append(_pair("strategyqa", "eval", f"qa_{setting}", "qa_question_only", "acc",
-                         [float(answers[setting][i] == gold[i]) for i in ids],
-                         [float(answers["question_only"][i] == gold[i]) for i in ids]))
+                         [[float(answers[setting][i] == gold[i]) for i in ids]],
+                         [[float(answers["question_only"][i] == gold[i]) for i in ids]], baseline_trained=True))
     return out
 
 
 def markdown(pairs: list[dict]) -> str:
     lines = ["# Trained systems against their baselines, paired on the same questions", "",
-             "Difference = system minus baseline in points; 95% paired bootstrap interval (2,000 resamples, seeded) "
-             "of the unit the eval set sampled: NLQuAD articles, QuAIL texts, StrategyQA questions (each track's "
-             "heading names it; both systems' questions of a resampled article or text go together). **above** when "
-             "the whole interval is above zero. Wins/losses: questions where the system scores higher/lower. "
+             "Difference = system minus baseline in points (a system trained under several seeds: the mean over its "
+             "runs); 95% paired bootstrap interval (2,000 resamples, seeded) of the unit the eval set sampled: NLQuAD "
+             "articles, QuAIL texts, StrategyQA questions (each track's heading names it; both systems' questions of "
+             "a resampled article or text go together), and of the training seeds where there are several (a "
+             "two-level bootstrap: seeds, then units). Verdict: **above** / below when the whole interval is above / "
+             "below zero, level when it spans it; *one run* for a system (or trained baseline) trained under fewer "
+             "than 3 seeds: no verdict. Wins/losses: questions where the system (its mean over runs) scores "
+             "higher/lower. "
              "Design effect: how many times the variance of the difference exceeds that of as many independent "
              "questions (1 + (m - 1) ICC).", ""]
     for track in dict.fromkeys(p["track"] for p in pairs):
         lines += [f"## {track} (resampled: {UNITS[track]}s)", "",
                   "| eval | system | baseline | figure | system | baseline | difference [95% CI] "
-                  f"| above | wins / losses | questions | {UNITS[track]}s | design effect |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  f"| verdict | seeds | wins / losses | questions | {UNITS[track]}s | design effect |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for p in (p for p in pairs if p["track"] == track):
             lo, hi = p["ci95"]
             lines.append(f"| {markdown_cell(p['eval'])} | {markdown_cell(p['system'])} | {markdown_cell(p['baseline'])} "
                          f"| {p['figure']} | {p['system_mean']:.2f} | {p['baseline_mean']:.2f} "
-                         f"| {p['difference']:+.2f} [{lo:+.2f}, {hi:+.2f}] | {'**above**' if p['above'] else 'no'} "
-                         f"| {p['wins']} / {p['losses']} | {p['questions']} | {p['units']} "
+                         f"| {p['difference']:+.2f} [{lo:+.2f}, {hi:+.2f}] | {_verdict_cell(p['verdict'])} "
+                         f"| {_seeds_cell(p)} | {p['wins']} / {p['losses']} | {p['questions']} | {p['units']} "
                          f"| {p.get('design_effect', 1.0):.2f} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _verdict_cell(v: str) -> str:
+    return {"above": "**above**", "one run": "*one run*"}.get(v, v)
+
+
+def _seeds_cell(p: dict) -> str:
+    return f"{p['seeds']}" if p["baseline_seeds"] is None else f"{p['seeds']} / {p['baseline_seeds']}"
 
 
 def headlines() -> list[tuple[str, str]]:
@@ -181,5 +222,6 @@ def run(params: Params) -> dict:
     for p in pairs:
         if (p["track"], p["system"], p["baseline"]) in set(HEADLINE_PAIRS):
             print(f"{p['track']} {p['eval']}: {p['system']} - {p['baseline']} {p['figure']} {p['difference']:+.2f} "
-                  f"[{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}]{' above' if p['above'] else ''}")
-    return {"pairs": len(pairs), "above": sum(p["above"] for p in pairs)}
+                  f"[{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}] {p['verdict']} ({p['seeds']} run(s))")
+    return {"pairs": len(pairs), "above": sum(p["above"] for p in pairs),
+            "one_run": sum(p["verdict"] == "one run" for p in pairs)}

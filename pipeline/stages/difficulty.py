@@ -11,6 +11,7 @@ from pipeline.common.headline import write_headline
 from pipeline.common.layout import PATHS
 from pipeline.common.files import write_json
 from pipeline.common.safe_text import write_plot_csv
+from pipeline.common.seed_runs import runs_of
 from pipeline.difficulty.analysis import MEASURES, load_human_accuracies
 from pipeline.difficulty.study import study
 from pipeline.quail.sets import heldout_dev, quail_sets
@@ -27,15 +28,18 @@ NO_HUMANS = ("QuAIL publishes no per-question human accuracies (its human baseli
 
 def _system_predictions() -> dict[str, dict[str, dict[str, int]]]:
     """``{set: {system: {qid: option}}}`` from the baseline and multiple-choice stages, read once. The
-    baselines' ``dev`` is the whole dev set; the held-out texts are part of it."""
+    baselines' ``dev`` is the whole dev set; the held-out texts are part of it. A multiple-choice variant
+    trained under several seeds is its reference run (the first seed's), the model its card describes."""
     out: dict[str, dict[str, dict[str, int]]] = {"dev_heldout": {}, "challenge": {}}
     base = json.loads(PATHS.quail_baselines.predictions.read_text(encoding="utf-8"))
     out["dev_heldout"].update(base.get("dev", {}))
     out["challenge"].update(base.get("challenge", {}))
     for variant in MC_VARIANTS:
         path = PATHS.quail_mc[variant].predictions
-        preds = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        preds = next(iter(runs_of(json.loads(path.read_text(encoding="utf-8"))).values())) if path.exists() else {}
         for set_name, by_qid in preds.items():
+            if set_name == "bias_0":
+                continue
             out.setdefault(set_name, {})[mc_system(variant)] = by_qid
     return out
 
@@ -62,7 +66,8 @@ def run(params: Params) -> dict:
     # with human accuracies the paper's question (measures vs the human-model gap), else vs model accuracy
     against = result["human"]["vs_gap"] if human is not None else result["vs_model_accuracy"]
     for track, measure in headlines():
-        write_headline(track, measure, {"r": against[measure]["r"], "p": against[measure]["p"]})
+        write_headline(track, measure, {"r": against[measure]["r"], "p": against[measure]["p"],
+                                        "p_holm": against[measure].get("p_holm")})
     print({k: result[k] for k in ("questions", "model_accuracy")}, "humans:", human is not None)
     return result
 

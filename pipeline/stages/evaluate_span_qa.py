@@ -1,6 +1,11 @@
 """``evaluate_span`` and ``evaluate_longformer``: EM, F1 and IoU of the span model's answers on the eval split
 with 95% intervals, per question and by document length (``report``, plots, and its headline row). Nothing here
-loads a model, so an edit reruns this stage alone."""
+loads a model, so an edit reruns this stage alone.
+
+Over seeds (``pipeline.common.seed_runs``): every figure is the mean over the runs, ``over_seeds`` holds each
+headline figure's mean, SD and per-run values, and ``ci95`` resamples what varies: the runs and the articles
+(NLQuAD drew articles; a two-level bootstrap, ``pipeline.common.paired_seeds``). The per-question plot is the
+reference run's (the first seed's)."""
 
 from __future__ import annotations
 
@@ -9,10 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.common.headline import span_figures
-from pipeline.common.intervals import bootstrap_ci
+from pipeline.common.paired_seeds import paired_difference_over_seeds
+from pipeline.common.seed_runs import mean_over_runs, runs_of, spread
 from pipeline.common.layout import PATHS, Layout
 from pipeline.common.model_card import ModelCard
 from pipeline.common.scoring import write_scores
+from pipeline.nlquad.clusters import article_clusters
 from pipeline.nlquad.metrics import evaluate as score
 from pipeline.span_qa.plots import write_length_plot, write_per_question_plot
 
@@ -61,12 +68,24 @@ def run(params: Params, name: str) -> dict:
     p = getattr(params, name)
     train_report, predictions, out = _paths(name)
     dataset = json.loads((PATHS.split.dir / f"{p.eval_split}.json").read_text(encoding="utf-8"))
-    preds = json.loads(predictions.read_text(encoding="utf-8"))
-    summary, rows = score(preds, dataset)
+    runs = runs_of(json.loads(predictions.read_text(encoding="utf-8")))
+    scored = [score(preds, dataset) for preds in runs.values()]
+    summary = mean_over_runs([s for s, _ in scored])
+    article = article_clusters(dataset)
+    ids = [r["id"] for r in scored[0][1]]
+    intervals = {k: paired_difference_over_seeds([[r[k] for r in rows] for _, rows in scored], [[0.0] * len(ids)],
+                                                 clusters=[article[i] for i in ids], unit="article")["ci95"]
+                 for k in ("em", "f1", "iou")}
+    over_seeds = {k: spread([s[k] for s, _ in scored]) for k in ("em", "f1", "iou", "rougeL")}
     training = json.loads(train_report.read_text(encoding="utf-8"))
-    intervals = {k: bootstrap_ci([r[k] for r in rows]) for k in ("em", "f1", "iou")}
-    write_per_question_plot(out.f1_iou_plot, name, rows)
+    write_per_question_plot(out.f1_iou_plot, name, scored[0][1])
     write_length_plot(out.by_length_plot, {name: summary})
-    write_scores(out.report, {"eval_split": p.eval_split, **summary, "ci95": intervals, "training": training},
-                 *headlines(name)[0], span_figures(summary), training)
+    figures = {**span_figures(summary), "F1_sd": over_seeds["f1"]["sd"], "IoU_sd": over_seeds["iou"]["sd"],
+               "seeds": len(runs)}
+    metric = training["select_metric"]
+    dev = {k: {metric: spread([r[k][metric] for r in training.get("runs", [training])])["mean"]}
+           for k in ("dev_best", "dev_last")}  # the dev columns: mean over runs
+    write_scores(out.report, {"eval_split": p.eval_split, "seeds": list(runs), **summary, "ci95": intervals,
+                              "ci95_resamples": "runs and articles", "over_seeds": over_seeds,
+                              "training": training}, *headlines(name)[0], figures, {**training, **dev})
     return summary

@@ -128,9 +128,17 @@ def _figures(card: Card, evaluation: dict[str, Any]) -> list[str]:
         if name in evaluation:
             part = evaluation[name]
             ci = part.get("ci95")
-            lines.append(f"- {label}: **{part['all']:.2f}**" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+            runs = part.get("over_seeds")
+            over = (f" (mean of {runs['seeds']} training runs, SD {runs['sd']:.2f}; per run: "
+                    f"{', '.join(f'{x:.2f}' for x in runs['per_seed'])}; interval over runs and texts)"
+                    if runs and runs["seeds"] > 1 else "")
+            lines.append(f"- {label}: **{part['all']:.2f}**" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "") + over
                          + f" accuracy on {part.get('questions', '?')} questions; "
                            f"{100 * part.get('truncated_share', 0):.0f}% of inputs cut at {evaluation['max_seq_len']} tokens")
+            bias_0 = (evaluation.get("bias_0") or {}).get(name)
+            if bias_0:
+                lines.append(f"  - without the \"not enough information\" bias chosen on selection-dev (bias 0): "
+                             f"{bias_0['all']:.2f} [{bias_0['ci95'][0]:.2f}, {bias_0['ci95'][1]:.2f}]")
     return lines
 
 
@@ -153,15 +161,20 @@ def _baselines(card: Card, pairs: list[dict[str, Any]]) -> list[str]:
     rows = [p for p in pairs if p["track"] == card.track and p["system"] == card.system]
     if not rows:
         return ["No baseline on the same questions in `reports/compare.json`."]
-    lines = ["| eval | baseline | figure | model | baseline | difference [95% CI] | above |", "|---|---|---|---|---|---|---|"]
+    lines = ["| eval | baseline | figure | model | baseline | difference [95% CI] | verdict |", "|---|---|---|---|---|---|---|"]
     for p in rows:
         lo, hi = p["ci95"]
+        shown = {"above": "**above**", "one run": "*one run*"}.get(p["verdict"], p["verdict"])
         lines.append(f"| {p['eval']} | {p['baseline']} | {p['figure']} | {p['system_mean']:.2f} | "
-                     f"{p['baseline_mean']:.2f} | {p['difference']:+.2f} [{lo:+.2f}, {hi:+.2f}] | "
-                     f"{'**above**' if p['above'] else 'no'} |")
-    above = sum(p["above"] for p in rows)
+                     f"{p['baseline_mean']:.2f} | {p['difference']:+.2f} [{lo:+.2f}, {hi:+.2f}] | {shown} |")
+    above = sum(p["verdict"] == "above" for p in rows)
     lines.append("")
-    lines.append(f"Above its baseline (whole interval above zero) in {above} of {len(rows)} comparisons.")
+    if all(p["verdict"] == "one run" for p in rows):
+        lines.append(f"Trained once ({rows[0]['seeds']} run): no verdict; the intervals cover the sampled "
+                     f"{rows[0]['unit']}s, not how another training run would fall.")
+    else:
+        lines.append(f"Above its baseline (the interval over training runs and {rows[0]['unit']}s above zero) in "
+                     f"{above} of {len(rows)} comparisons.")
     return lines
 
 

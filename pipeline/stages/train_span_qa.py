@@ -1,7 +1,8 @@
 """``train_span`` and ``train_longformer``: the span model of either kind (sliding windows, or Longformer on the
-whole document), its checkpoint chosen on the dev split as the evaluate stage scores it. Writes the model, its
-curves and ``report`` (the training statistics); ``predict_span_qa`` and ``evaluate_span_qa`` are the next
-stages, so an edit to scoring retrains nothing."""
+whole document), its checkpoint chosen on the dev split as the evaluate stage scores it, once per seed of its
+section's ``seeds`` (``pipeline.common.seed_runs``: the first seed's model is ``final/``, the others' under
+``seeds/<seed>/``). Writes the models, their curves and ``report`` (each run's training statistics);
+``predict_span_qa`` and ``evaluate_span_qa`` are the next stages, so an edit to scoring retrains nothing."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from pipeline.common.layout import PATHS, Layout
 from pipeline.common.files import write_json
 from pipeline.common.logs import get_logger
+from pipeline.common.seed_runs import SEEDS_DIR, run_dir
 from pipeline.span_qa.data import SpanExamples, load_examples
 from pipeline.span_qa.features import WindowFeatures, build_windows
 from pipeline.nlquad.metrics import evaluate as score
@@ -56,6 +58,14 @@ class Kind:
     @property
     def model(self) -> Path:
         return self.trained.model
+
+    def run_dir(self, seed: int) -> Path:
+        """Where the run of ``seed`` trains; its model is ``<run_dir>/final``."""
+        return run_dir(self.model_dir, self.p.seeds, seed)
+
+    def live_dir(self, seed: int) -> Path:
+        """The reference run's curves where DVC's plots read them; each other seed's beside them."""
+        return self.trained.live if seed == self.p.seed else self.trained.live / SEEDS_DIR / str(seed)
 
 
 def kind_of(params: Params, name: str) -> Kind:
@@ -103,29 +113,37 @@ def dev_set(tokenizer, kind: Kind, split: str = "dev") -> DevSet:
                                     p.max_answer_tokens), len(ex.ids))
 
 
-def train(params: Params, name: str) -> dict:
-    """Fit one span model kind; run in the stage's process or in every torchrun rank
-    (``pipeline.launcher.torchrun``). Returns the training statistics."""
+def train(params: Params, name: str, seed: int | None = None) -> dict:
+    """Fit one span model kind under one seed (default: the reference run's); run in the stage's process or in
+    every torchrun rank (``pipeline.launcher.torchrun``). Returns the training statistics."""
     from transformers import AutoTokenizer
 
     kind = kind_of(params, name)
     p = kind.p
+    seed = p.seed if seed is None else seed
     log = get_logger()
     log.info("%s: cutting the train split into windows of %d tokens", name, p.max_seq_len)
     tokenizer = AutoTokenizer.from_pretrained(kind.init)
     feats, ex = windows(tokenizer, kind, "train", labelled=True)
     dev = dev_set(tokenizer, kind)
-    log.info("%s: %d windows from %d questions; training up to %d steps of batch %d", name, len(feats),
-             len(ex.ids), p.max_steps, p.batch_size)
-    return train_windows(feats, TrainConfig.from_params(p, kind.init, kind.global_question), kind.model_dir,
-                         {**p.model_dump(), "train_windows": len(feats), "train_questions": len(ex.ids)},
-                         dev=dev, log_dir=kind.trained.live)
+    log.info("%s seed %d: %d windows from %d questions; training up to %d steps of batch %d", name, seed,
+             len(feats), len(ex.ids), p.max_steps, p.batch_size)
+    stats = train_windows(feats, TrainConfig.from_params(p, kind.init, kind.global_question, seed=seed),
+                          kind.run_dir(seed), {**p.model_dump(exclude={"seeds"}), "seed": seed,
+                                               "train_windows": len(feats), "train_questions": len(ex.ids)},
+                          dev=dev, log_dir=kind.live_dir(seed))
+    return {**stats, "seed": seed}
 
 
 def run(params: Params, name: str) -> dict:
+    """Every seed in turn. A killed stage resumes its current seed from its last checkpoint; DVC removes the
+    finished seeds' models when it reruns the stage, so they train again."""
     kind = kind_of(params, name)
-    stats = launch(train, params, name, kind.model_dir)
-    print({k: stats[k] for k in ("tokens_per_s_this_run", "resumed_from_step", "device", "precision")})
-    # timings and resume points vary run to run: logged above, kept out of the report
-    write_json(kind.trained.report, training_report(stats))
-    return stats
+    (kind.model_dir / SEEDS_DIR).mkdir(parents=True, exist_ok=True)  # a DVC out, even with one seed
+    runs = []
+    for seed in kind.p.seeds:
+        stats = launch(train, params, name, kind.run_dir(seed), seed=seed)
+        print({k: stats[k] for k in ("seed", "tokens_per_s_this_run", "resumed_from_step", "device", "precision")})
+        runs.append(training_report(stats))  # timings and resume points vary run to run: logged, not kept
+    write_json(kind.trained.report, {**runs[0], "runs": runs})
+    return {"runs": len(runs), **{k: runs[0].get(k) for k in ("device", "precision")}}

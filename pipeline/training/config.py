@@ -6,14 +6,19 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from pipeline.common.strict_model import StrictModel
 from pipeline.common.trust import Infrastructure, Science
 
 
-class TrainBudget(StrictModel):
-    """What every fine-tuned model shares: length, budget, optimiser, seed and device."""
+MAX_SEEDS = 20  # training runs of one system: each is a whole training, so a run may not ask for a thousand
+SEED_MAX = 2**32 - 1
+
+
+class BudgetFields(StrictModel):
+    """What every fine-tuned model shares: length, budget, optimiser and device (one run's seed is the loop's,
+    ``TrainConfig.seed``; a params section lists its seeds, ``TrainBudget.seeds``)."""
 
     max_seq_len: Science[int] = Field(ge=32)
     batch_size: Science[int] = Field(ge=1)
@@ -22,7 +27,6 @@ class TrainBudget(StrictModel):
     warmup_ratio: Science[float] = Field(ge=0, lt=1)
     max_steps: Science[int] = Field(ge=1, description="small on CPU; raise on a GPU")
     checkpoint_every: Science[int] = Field(ge=1)
-    seed: Science[int]
     device: Infrastructure[Literal["auto", "cpu", "cuda"]]
     precision: Science[Literal["auto", "fp32", "bf16", "fp16"]] = Field(
         description="auto: bf16 autocast where the processor or GPU computes bfloat16 natively (CPU: avx512_bf16 "
@@ -39,6 +43,34 @@ class TrainBudget(StrictModel):
     patience: Science[int] = Field(
         ge=0, description="dev evaluations without improvement before training stops; 0 = never")
     eval_batch_size: Science[int] = Field(ge=1, description="batch size of dev evaluation and prediction")
+
+
+class TrainBudget(BudgetFields):
+    """A params.yaml training section: the budget and the seeds it is trained under. One training run is one
+    draw of the training's randomness (initial head weights, batch order, the share held out to choose the
+    checkpoint); a system trained under several seeds is reported as their mean and SD beside each run, and
+    ``compare`` gives it a verdict only with at least ``pipeline.common.seed_runs.MIN_SEEDS`` of them (the
+    StrategyQA paper reports every accuracy over several runs). The first seed is the reference run: its model is
+    ``final/``, the one the model card describes and a user loads; the others are under ``seeds/<seed>/final``."""
+
+    seeds: Science[list[int]] = Field(
+        min_length=1, max_length=MAX_SEEDS,
+        description="training seeds, each a whole training run; the first one's model is final/")
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct_seeds(cls, seeds: list[int]) -> list[int]:
+        bad = [s for s in seeds if not 0 <= s <= SEED_MAX]
+        if bad:
+            raise ValueError(f"seeds {bad} outside 0..{SEED_MAX}")
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"seeds {seeds} repeat a seed: a run twice is not two draws")
+        return seeds
+
+    @property
+    def seed(self) -> int:
+        """The reference run's seed (the first listed)."""
+        return self.seeds[0]
 
 
 class DistributedParams(StrictModel):

