@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from dataclasses import dataclass
@@ -60,6 +61,24 @@ def _split(key: str) -> list[str]:
     return [*parts, current]
 
 
+SEED_TOLERANCE_Z = 3.0  # a rebuild's mean over n seeds against the pinned mean over n: z x SD x sqrt(2 / n)
+
+
+def pinned_tolerance(pin: dict) -> float | str:
+    """A pinned figure's tolerance: as written, or, for the mean over training seeds (``sd`` and ``seeds``
+    given, from the run that pinned it), what that spread implies for a rebuild's mean over as many seeds: the
+    difference of two such means has a standard error of ``sd * sqrt(2 / seeds)``, and 3 of them cover it on
+    any processor whose kernels move a run about as much as another seed does (bf16 rounding is such a draw)."""
+    if "tolerance" in pin:
+        return pin["tolerance"]
+    if "sd" in pin and "seeds" in pin:
+        sd, n = float(pin["sd"]), int(pin["seeds"])
+        if n < 2 or sd < 0:
+            raise ExpectedError(f"a tolerance from seeds needs at least 2 seeds and an SD >= 0, got {pin}")
+        return round(SEED_TOLERANCE_Z * sd * math.sqrt(2 / n), 2)
+    raise ExpectedError(f"pinned {pin} has neither a tolerance nor an sd over seeds")
+
+
 def within(value: float, expected: float, tolerance: float | str) -> bool:
     if isinstance(tolerance, str) and tolerance.endswith("%"):
         return abs(value - expected) <= abs(expected) * float(tolerance[:-1]) / 100
@@ -90,8 +109,10 @@ def check_row(row: dict, root: Path) -> Checked:
     failed = False
     if "pinned" in row:
         pin = row["pinned"]
-        failed = not within(value, pin["value"], pin["tolerance"])
-        pinned = f"{pin['value']:g} +-{pin['tolerance']}: " + ("FAIL" if failed else "OK")
+        tolerance = pinned_tolerance(pin)
+        failed = not within(value, pin["value"], tolerance)
+        source = f" (3 x SD {pin['sd']:g} x sqrt(2/{pin['seeds']}))" if "tolerance" not in pin else ""
+        pinned = f"{pin['value']:g} +-{tolerance}{source}: " + ("FAIL" if failed else "OK")
     return Checked(row["id"], value, paper, pinned, failed)
 
 
@@ -104,6 +125,8 @@ def load_rows(path: Path) -> list[dict]:
         missing = {"id", "what", "file", "key", "command"} - set(row)
         if missing or not ({"paper", "pinned"} & set(row)):
             raise ExpectedError(f"{path}: row {row.get('id')!r} lacks {sorted(missing) or 'paper or pinned'}")
+        if "pinned" in row:
+            pinned_tolerance(row["pinned"])  # written or from seeds, checked before any output is read
     return rows
 
 

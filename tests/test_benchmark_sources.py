@@ -117,7 +117,8 @@ def test_difficulty_with_human_accuracies_runs_the_gap_parts(shared, tmp_path, m
     full = {q.qid: (0 if i % 2 == 0 else 2) for i, q in enumerate(held)}
     for variant in VARIANTS:
         preds = full if variant == "full" else {q.qid: 3 for q in held}
-        (tmp_path / f"data/predictions/quail/mc_{variant}.json").write_text(json.dumps({"dev_heldout": preds}))
+        (tmp_path / f"data/predictions/quail/mc_{variant}.json").write_text(json.dumps(
+            {"seeds": [42], "runs": {"42": {"dev_heldout": preds}}}))
     (tmp_path / "humans.json").write_text(json.dumps({q.qid: 1.0 for q in load_quail(tmp_path / "dev.xml")}))
     result = difficulty_flow.fn(params_file=params)
     human = result["human"]

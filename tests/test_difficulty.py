@@ -188,3 +188,16 @@ def test_a_release_in_sugawara_et_als_shape_gives_the_papers_gap_analysis(tmp_pa
     path.write_text(json.dumps(bad))
     with pytest.raises(ValueError, match="record y: .*human_accuracy must be a number"):
         load_release(path)
+
+
+def test_holm_adjusts_a_family_of_p_values_step_down():
+    """Holm (1979): the i-th smallest of m p-values times m - i + 1, made monotone, capped at 1; a measure not
+    computed stays None and is not counted. Checked against the definition on a worked example."""
+    from pipeline.difficulty.analysis import holm, with_holm
+
+    assert holm({"a": 0.01, "b": 0.04, "c": 0.03, "d": None}) == {"a": 0.03, "b": 0.06, "c": 0.06, "d": None}
+    assert holm({"a": 0.5, "b": 0.6}) == {"a": 1.0, "b": 1.0}
+    assert holm({"a": 0.001, "b": 0.02}) == {"a": 0.002, "b": 0.02}
+    out = with_holm({"x": {"r": 0.2, "p": 0.012}, "y": {"r": 0.1, "p": 0.3}, "z": {"r": 0.3, "p_questions_as_independent": 0.02}})
+    assert out["x"]["p_holm"] == 0.036 and out["x"]["significant_holm"]
+    assert out["z"]["p_holm"] == 0.04 and out["y"]["p_holm"] == 0.3 and not out["y"]["significant_holm"]

@@ -84,7 +84,7 @@ def _workspace(work: Path, model: Path, dist: dict, **budget) -> Params:
         (work / f"data/splits/{name}.json").write_text(json.dumps(split), encoding="utf-8")
     # max_seq_len 48 and every window is exactly 48 tokens: a half batch pads to the shape of the whole one
     span = {"model_name_or_path": str(model), "max_seq_len": 48, "doc_stride": 16, "learning_rate": 1e-4,
-            "batch_size": 8, "max_steps": 4, "warmup_ratio": 0.0, "weight_decay": 0.01, "seed": 5,
+            "batch_size": 8, "max_steps": 4, "warmup_ratio": 0.0, "weight_decay": 0.01, "seeds": [5],
             "checkpoint_every": 2, "device": "cpu", "eval_every": 4, "patience": 0, "max_question_len": 16,
             # equal to the last bit is a float32 property: under bf16 autocast a half batch's matrix products
             # round differently from the whole one's
@@ -299,7 +299,9 @@ def test_a_worker_rebuilds_only_what_the_spec_names(tmp_path, monkeypatch):
 
     assert check(good)[:2] == ("train_quail_mc", "full")
     assert check(good)[2].model_dump(mode="json") == params.model_dump(mode="json")
+    assert check(good)[3] is None and check({**good, "seed": 43})[3] == 43  # one run of the section's seeds
     for bad, message in (({**good, "stage": "os.path"}, "module name"), ({**good, "stage": "../x"}, "module name"),
+                         ({**good, "seed": "43; rm"}, "seed must be"), ({**good, "seed": True}, "seed must be"),
                          ({**good, "stage": ["train_quail_mc"]}, "module name"),
                          ({**good, "params": {**good["params"], "quail_mc": {"batch_size": "x"}}}, "quail_mc"),
                          ({k: v for k, v in good.items() if k != "params"}, "not a launch spec")):

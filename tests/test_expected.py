@@ -37,3 +37,25 @@ def test_a_key_picks_list_items_by_a_field():
     data = {"calibration": {"checks": [{"check": "a", "value": 1.0}, {"check": "b", "value": 2.0}]}}
     assert lookup(data, "calibration.checks.[check=b].value") == 2.0
     assert lookup({"results": {"x": {"ndcg@10": 0.5}}}, "results.x.ndcg@10") == 0.5
+
+
+def test_a_figure_over_seeds_gets_the_tolerance_its_spread_implies(tmp_path):
+    """A mean over 3 seeds with SD 1.5: a rebuild's mean over 3 is within 3 x 1.5 x sqrt(2/3) = 3.67 points;
+    4 points off fails and names the figure; a row with neither a tolerance nor an SD is refused up front."""
+    import pytest
+
+    from benchmarks.expected import ExpectedError, pinned_tolerance
+
+    assert pinned_tolerance({"value": 44.0, "sd": 1.5, "seeds": 3}) == 3.67
+    assert pinned_tolerance({"value": 44.0, "tolerance": 0}) == 0
+    with pytest.raises(ExpectedError, match="neither a tolerance nor an sd"):
+        pinned_tolerance({"value": 44.0})
+    with pytest.raises(ExpectedError, match="at least 2 seeds"):
+        pinned_tolerance({"value": 44.0, "sd": 1.5, "seeds": 1})
+    (tmp_path / "m.json").write_text(json.dumps({"acc": 47.6}))
+    row = {"id": "x", "what": "x", "file": "m.json", "key": "acc", "command": "c",
+           "pinned": {"value": 44.0, "sd": 1.5, "seeds": 3}}
+    assert check_row(row, tmp_path).failed is False
+    (tmp_path / "m.json").write_text(json.dumps({"acc": 48.0}))
+    checked = check_row(row, tmp_path)
+    assert checked.failed and "+-3.67 (3 x SD 1.5 x sqrt(2/3)): FAIL" in checked.pinned

@@ -2,7 +2,8 @@
 
 Two tables: the default run's, from ``reports/compare.json``, and a GPU run's, from
 ``benchmarks/results/gpu_profile.json`` (what ``make gpu-import`` writes; its caption names the device). Each row is a trained system beside one baseline on the same questions: both figures, the paired difference
-with its 95% interval, and the verdict it supports (``above`` only when the whole interval is above zero). The
+with its 95% interval, the training runs behind it, and the verdict ``compare`` gave (``above`` only when the
+whole interval, over seeds and units, is above zero; none for a system trained once). The
 README (the default run's, the calibration) and ``docs/results.md`` (the GPU run's) hold each table between two
 markers, each in exactly one of them; ``--write`` replaces them there, ``--check`` fails when one differs
 from what its source says (``tests/test_paired.py``). A source that is absent leaves its table out of the check
@@ -44,17 +45,31 @@ ROWS = (
     ("strategyqa", "eval", "qa_ir_q", "majority", ("acc",)),
     ("strategyqa", "eval", "qa_question_only", "majority", ("acc",)),
     ("strategyqa", "eval", "qa_ctl_facts", "majority", ("acc",)),
+    ("strategyqa", "eval", "qa_ctl_facts", "qa_question_only", ("acc",)),  # the control against the paper's no-context row
     ("strategyqa", "eval", "qa_ctl_ora_p1", "majority", ("acc",)),
 )
 
 
 def _verdict(pair: dict) -> str:
+    """The verdict compare gave (over seeds and units; ``one run``: a system trained once gets none); a pair
+    from a run before seeds (a GPU profile) is read off its interval, as that run did."""
+    shown = {"above": "**above**", "below": "below", "level": "level (interval spans 0)",
+             "one run": "one run: no verdict"}
+    if "verdict" in pair:
+        return shown[pair["verdict"]]
     low, high = pair["ci95"]
     if low > 0:
         return "**above**"
     if high < 0:
         return "below"
     return "level (interval spans 0)"
+
+
+def _runs(pair: dict) -> str:
+    """Training runs behind the row: the system's, and a trained baseline's after a slash."""
+    if "seeds" not in pair:
+        return "1"
+    return str(pair["seeds"]) if pair.get("baseline_seeds") is None else f"{pair['seeds']} / {pair['baseline_seeds']}"
 
 
 def _sample(pair: dict) -> str:
@@ -74,7 +89,7 @@ def table(pairs: list[dict], source: str = PATHS.compare.report, skip_missing: b
     """The ROWS found in ``pairs``; a row missing is an error, or left out with ``skip_missing`` (a run made
     before that system existed)."""
     lines = ["| eval set (questions / units resampled) | system | baseline | figure | system | baseline "
-             "| difference [95% CI] | system vs baseline |", "|---|---|---|---|---|---|---|---|"]
+             "| difference [95% CI] | runs | system vs baseline |", "|---|---|---|---|---|---|---|---|---|"]
     for track, eval_set, system, baseline, figures in ROWS:
         for figure in figures:
             match = [p for p in pairs if p["track"] == track and p["system"] == system and p["baseline"] == baseline
@@ -88,7 +103,7 @@ def table(pairs: list[dict], source: str = PATHS.compare.report, skip_missing: b
             low, high = p["ci95"]
             lines.append(f"| {EVAL_NAMES[p['eval']]} ({_sample(p)}) | {system} | {baseline} | {figure} | "
                          f"{p['system_mean']:.1f} | {p['baseline_mean']:.1f} | {p['difference']:+.1f} "
-                         f"[{low:+.1f}, {high:+.1f}] | {_verdict(p)} |")
+                         f"[{low:+.1f}, {high:+.1f}] | {_runs(p)} | {_verdict(p)} |")
     return "\n".join(lines) + "\n"
 
 

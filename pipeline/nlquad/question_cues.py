@@ -20,8 +20,12 @@ def _analyzer():
     return tantivy_analyzer()
 
 
-def _terms(text: str) -> set[str]:
+def question_terms(text: str) -> set[str]:
+    """A text's terms as the search stages analyse it (what a question shares with a section, for BM25L)."""
     return set(_analyzer().analyze(text))
+
+
+_terms = question_terms
 
 
 def names_answer(question: str, context: str, span: tuple[int, int]) -> bool:

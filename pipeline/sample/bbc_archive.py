@@ -36,6 +36,8 @@ from pipeline.sample.bbc_templates import (
     render_story_body,
     render_video_page,
 )
+from pipeline.nlquad.question_cues import question_terms
+from pipeline.sample.section_headings import section_heading
 from pipeline.sample.story_text import Neighbours, compose, heading, naming_control
 from pipeline.sample.wiki_vital import VitalArticle
 
@@ -148,12 +150,20 @@ class ArchivePlanner:
         lead_paras = tuple(_paragraph(s) for s in text.lead)
         sections = []
         used_headings: set[str] = set()
-        questions = 0
-        for sentences, subject in text.sections:
+        questions, taken = 0, {}
+        section_terms = [question_terms(" ".join(sentences)) for sentences, _ in text.sections]
+        story_terms = question_terms(" ".join([text.intro, *text.lead]))
+        for number, ((sentences, subject), source) in enumerate(zip(text.sections, text.subjects, strict=True)):
             is_question = explainer and rng.random() < self.p.question_heading_share
+            # drawn in every mode, so the documents are the same whatever the questions say
             title = heading(rng, is_question, lead.title, subject, used_headings)
             if is_question and self.p.question_headings == "name_section":  # the positive control
                 title, questions = naming_control(subject, questions), questions + 1
+            elif is_question and self.p.question_headings == "section":  # written for the section (the default)
+                elsewhere = story_terms.union(*(t for i, t in enumerate(section_terms) if i != number))
+                only_here = section_terms[number] - elsewhere
+                title = section_heading(sentences, source.description, source.extract, taken,
+                                        lambda q: bool(question_terms(q) & only_here))
             bullet = rng.random() < self.p.bullet_section_share
             paras: list[Paragraph] = []
             j = 0

@@ -28,10 +28,12 @@ class SampleParams(StrictModel):
                                                              "sub-headings; the rest have statement sub-headings only")
     question_heading_share: Science[float] = Field(
         ge=0.0, le=1.0, description="an explainer's sub-headings that are questions")
-    question_headings: Science[Literal["story", "name_section"]] = Field(
-        description="story: question headings ask about the story, or nothing in particular (about one in "
-                             "seventeen names its section's subject); name_section: a positive control, every "
-                             "question heading names its own section's subject, a cue real headings seldom give")
+    question_headings: Science[Literal["section", "story", "name_section"]] = Field(
+        description="section: each question heading is written for its section without naming it (its function: "
+                    "history, figures, outlook; else its subject's Wikipedia description); story: headings ask "
+                    "about the story, or nothing in particular (templates, not written for the section); "
+                    "name_section: a positive control, every question heading names its own section's subject, a "
+                    "cue real headings seldom give")
     section_words: Science[tuple[int, int]] = Field(description="[low, high] words per section, drawn uniformly")
     bullet_section_share: Science[float] = Field(ge=0.0, le=1.0)
     links_per_article: Science[tuple[int, int]]

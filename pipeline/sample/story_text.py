@@ -12,11 +12,14 @@ and a heading that names its section's own article gives the answer's place to a
   stream of sentences, each section about ``section_words`` words long; a break that would fall where one
   extract ends and the next begins is moved one sentence on, so the text on both sides of every section break is
   the same extract (the first section starts inside the lead's own extract).
-- **Headings that ask about the story.** A question sub-heading asks about the story's subject ("Why does
-  Gothic architecture matter?") or nothing in particular ("What happens next?"); about one in seventeen names the subject
-  its own section is mostly about, as real explainers sometimes do. ``explainer_share`` of the stories are
-  explainers with question sub-headings (``question_heading_share`` of their sub-headings); the rest are news
-  stories whose sub-headings are statements, as most real BBC pages are.
+- **Headings written for their section** (``sample.question_headings: section``, the default;
+  ``pipeline.sample.section_headings``): a question sub-heading asks about its section's subject through its
+  Wikipedia description, or about its function (history, figures, outlook), without naming it. The earlier
+  construction, ``story``, asks about the story's subject ("Why does Gothic architecture matter?") or nothing in
+  particular ("What happens next?"), about one in seventeen naming the section's own subject: headings not
+  written for their sections, so a model has little but position to learn. ``explainer_share`` of the stories
+  are explainers with question sub-headings (``question_heading_share`` of their sub-headings); the rest are
+  news stories whose sub-headings are statements, as most real BBC pages are.
 
 ``reports/nlquad.json`` measures what this makes (lengths, questions per article, the share of questions with a
 term found only in their answer) beside the paper's figures, every build.
@@ -73,6 +76,7 @@ class StoryText:
     intro: str
     lead: tuple[str, ...]
     sections: tuple[tuple[tuple[str, ...], str], ...]
+    subjects: tuple[VitalArticle, ...] = ()  # each section's main extract (its title is the section's subject)
 
 
 class Neighbours:
@@ -133,13 +137,15 @@ def compose(lead: VitalArticle, neighbours: list[VitalArticle], targets: list[in
     stream = [StreamSentence(s, k) for k, src in enumerate(sources) for s in src.sentences]
     lead_n = max(1, min(lead_sentences, len(lead.sentences) - 2))  # the first section starts inside the lead
     parts = cut_sections(stream, 1 + lead_n, targets)
-    sections = []
+    sections, subjects = [], []
     for part in parts:
         main = Counter()
         for s in part:
             main[s.source] += _words(s.text)
-        sections.append((tuple(s.text for s in part), sources[main.most_common(1)[0][0]].title))
-    return StoryText(stream[0].text, tuple(s.text for s in stream[1:1 + lead_n]), tuple(sections))
+        subject = sources[main.most_common(1)[0][0]]
+        sections.append((tuple(s.text for s in part), subject.title))
+        subjects.append(subject)
+    return StoryText(stream[0].text, tuple(s.text for s in stream[1:1 + lead_n]), tuple(sections), tuple(subjects))
 
 
 def naming_control(section_subject: str, k: int) -> str:
