@@ -31,7 +31,9 @@ PERSON_HEADINGS = ("Who is the {d}?", "What did the {d} do?")
 PERSON_PAST_HEADINGS = ("Who was the {d}?", "What did the {d} do?")
 PLACE_HEADINGS = ("Where is the {d}?", "What is the {d} like?")
 THING_HEADINGS = ("What is the {d}?", "Why does the {d} matter?", "How does the {d} work?")
-FALLBACK_HEADINGS = ("What do we know?", "What is it about?", "Why does it matter?")
+FALLBACK_HEADINGS = ("What do we know?", "What is it about?", "Why does it matter?", "What else is there to know?",
+                     "What are the details?", "What is the wider picture?", "Is there more to it?",
+                     "What should you know?")  # a story has at most 6 sections: none repeats
 
 _YEAR = re.compile(r"\b(1\d{3})\b")
 _LIFE = re.compile(r"\s*\((?:born |b\. |c\. )?(\d{3,4})(?:\s*(?:BC|AD|BCE|CE))?(?:\s*[–-]\s*(?:c\. )?(\d{3,4}))?[^)]*\)\s*$")
@@ -98,6 +100,8 @@ def section_heading(sentences: Sequence[str], description: str, extract: str, ta
     function = function_of(sentences) or "general"
     options = {"past": PAST_HEADINGS, "figures": FIGURE_HEADINGS, "future": FUTURE_HEADINGS,
                "general": FALLBACK_HEADINGS}[function]
+    if taken.get(function, 0) >= len(options):  # every phrasing of this function used: a general question
+        function, options = "general", FALLBACK_HEADINGS
     k = taken.get(function, 0)
     taken[function] = k + 1
     return options[k % len(options)]
