@@ -125,6 +125,30 @@ def test_a_run_killed_after_its_best_resumes_to_the_same_model_and_log(feats, tm
             assert f.read_bytes() == (tmp_path / "log_b" / f.relative_to(tmp_path / "log_a")).read_bytes(), f
 
 
+def test_a_checkpoint_of_other_data_of_the_same_size_is_not_resumed(feats, tmp_path, monkeypatch):
+    """The same texts with other labels (as NLQuAD with other question headings: the same windows, the same
+    counts): a checkpoint the first run left is removed and the second run starts at step 0."""
+    import pipeline.training.finetune as finetune
+
+    real = finetune._save_checkpoint
+
+    def die_at_3(accelerator, out_dir, step, history):
+        real(accelerator, out_dir, step, history)
+        if step == 3:
+            raise KeyboardInterrupt("killed")
+
+    monkeypatch.setattr(finetune, "_save_checkpoint", die_at_3)
+    with pytest.raises(KeyboardInterrupt):
+        _train(feats, _cfg(6, 2, checkpoint_every=3), tmp_path / "m", ScriptedDev([50.0] * 3))
+    monkeypatch.setattr(finetune, "_save_checkpoint", real)
+    from pipeline.training.choice_model import train_choice_model
+
+    flipped = [1 - y for y in LABELS]
+    stats = train_choice_model("classification", feats, flipped, 2, _cfg(6, 2, checkpoint_every=3), tmp_path / "m",
+                               {"toy": 1}, dev=DevSet(ScriptedDev([50.0] * 3).evaluate, len(LABELS)))
+    assert stats["resumed_from_step"] == 0 and stats["steps"] == 6
+
+
 def test_an_unknown_select_metric_fails_naming_it(feats, tmp_path):
     dev = ScriptedDev([50.0])
     cfg = _cfg(2, 2)

@@ -159,6 +159,7 @@ VARIANT_GROUP = """\
     full_first:
       model_dir: models/quail_mc_full_first
       model: models/quail_mc_full_first/final
+      seeds_dir: models/quail_mc_full_first/seeds
       live: dvclive/quail_mc_full_first
       train_report: reports/train_quail_mc_full_first.json
       predictions: data/predictions/quail/mc_full_first.json

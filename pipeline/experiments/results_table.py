@@ -180,6 +180,9 @@ def blocks(root: Path = ROOT) -> dict[str, str]:
     nlquad = json.loads((root / PATHS.build_nlquad.report).read_text(encoding="utf-8"))
     if "calibration" in nlquad:
         out["nlquad-calibration"] = calibration_table(nlquad)
+    from pipeline.experiments.readings import readings
+
+    out["readings"] = readings(root)
     gpu = root / GPU_PROFILE
     if gpu.exists():
         out["gpu-results"] = gpu_table(json.loads(gpu.read_text(encoding="utf-8")))

@@ -13,7 +13,8 @@ from typing import Any
 import torch
 
 from pipeline.span_qa.features import WindowFeatures
-from pipeline.training.finetune import DevSet, TrainConfig, fine_tune, model_outputs, pad, predict_batches
+from pipeline.training.finetune import (DevSet, TrainConfig, data_digest, fine_tune, model_outputs, pad,
+                                         predict_batches)
 
 
 def collate(feats: WindowFeatures, idx: list[int], pad_id: int, with_labels: bool = True,
@@ -46,6 +47,8 @@ def train(feats: WindowFeatures, cfg: TrainConfig, out_dir: Path, fingerprint: d
         # looked up at call time, so a test can make a batch fail mid-run
         return collate(feats, idx, tokenizer.pad_token_id, token_types=types, global_question=cfg.global_question)
 
+    fingerprint = {**fingerprint, "training_data": data_digest(feats.input_ids, feats.start_positions,
+                                                               feats.end_positions)}
     stats = fine_tune(AutoModelForQuestionAnswering, len(feats), make_batch, cfg, out_dir, fingerprint, dev=dev,
                       log_dir=log_dir)
     return {**stats, "train_windows": len(feats)}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -16,6 +16,7 @@ class _DecompositionSource(StrictModel):
 
     decompositions: Science[Literal["gold", "predicted"]]
     predictions: Infrastructure[str | None] = Field(description="jsonl with qid and decomposition, for 'predicted'")
+    several_seeds: ClassVar[bool] = False  # one run per setting: the StrategyQA stages train the first seed only
     k: Science[int] = Field(ge=1, le=1000, description="paragraphs retrieved per question")
 
     @model_validator(mode="after")
@@ -44,6 +45,7 @@ class BoolQAuxParams(TrainBudget):
     dev_share: Science[float] = Field(
         gt=0, lt=1, description="of the other articles, carved out to choose the checkpoint")
     select_metric: Science[Literal["accuracy"]] = Field(description="dev figure the kept checkpoint is chosen by")
+    several_seeds: ClassVar[bool] = False  # one run: train_boolq_aux trains its first seed only
 
 
 class StrategyQAParams(TrainBudget):
@@ -51,6 +53,7 @@ class StrategyQAParams(TrainBudget):
     ``evaluate_strategyqa_qa@<setting>``). IR-D retrieves the eval questions' paragraphs with the predicted
     decompositions, IR-ORA-D with the gold ones; both train on the gold ones' paragraphs, as the paper."""
 
+    several_seeds: ClassVar[bool] = False  # one run per setting: the StrategyQA stages train the first seed only
     k: Science[int] = Field(ge=1, le=1000, description="paragraphs retrieved per question")
     start_from: Science[Literal["base", "boolq_aux"]] = Field(
         description="base: model_name_or_path; boolq_aux: the auxiliary BoolQ model (train_boolq_aux), as RoBERTa*")

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import torch
 
-from pipeline.training.finetune import DevSet, TrainConfig, fine_tune, model_outputs, predict_batches
+from pipeline.training.finetune import DevSet, TrainConfig, data_digest, fine_tune, model_outputs, predict_batches
 from pipeline.training.pair_encoding import PairFeatures, collate_pairs
 
 Head = Literal["classification", "multiple_choice"]
@@ -45,6 +45,7 @@ def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choic
         if len(label_names) != choices:
             raise ValueError(f"{len(label_names)} label names for {choices} classes")
         kwargs |= {"id2label": dict(enumerate(label_names)), "label2id": {n: i for i, n in enumerate(label_names)}}
+    fingerprint = {**fingerprint, "training_data": data_digest(feats.input_ids, labels)}
     stats = fine_tune(_auto_class(head), n, make_batch, cfg, out_dir, fingerprint, model_kwargs=kwargs, dev=dev,
                       log_dir=log_dir)
     return {**stats, "train_examples": n}

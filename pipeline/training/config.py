@@ -4,7 +4,7 @@ and how training runs: in the stage's process or under ``torchrun`` (``Distribut
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -57,6 +57,10 @@ class TrainBudget(BudgetFields):
         min_length=1, max_length=MAX_SEEDS,
         description="training seeds, each a whole training run; the first one's model is final/")
 
+    # whether this section's stages train, predict and score every seed; a section whose stages train one run
+    # refuses a longer list instead of training its first seed alone without saying so
+    several_seeds: ClassVar[bool] = True
+
     @field_validator("seeds")
     @classmethod
     def _distinct_seeds(cls, seeds: list[int]) -> list[int]:
@@ -65,6 +69,9 @@ class TrainBudget(BudgetFields):
             raise ValueError(f"seeds {bad} outside 0..{SEED_MAX}")
         if len(set(seeds)) != len(seeds):
             raise ValueError(f"seeds {seeds} repeat a seed: a run twice is not two draws")
+        if len(seeds) > 1 and not cls.several_seeds:
+            raise ValueError(f"seeds {seeds}: this model's stages train one run (its first seed) and do not yet "
+                             f"train, predict and score several; give one seed")
         return seeds
 
     @property

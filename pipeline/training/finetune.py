@@ -162,6 +162,16 @@ class DevSet:
     size: int  # questions, for the log
 
 
+def data_digest(*parts: Any) -> str:
+    """sha256 of the training examples as the loop will see them (token ids, labels): part of a run's
+    fingerprint, so a checkpoint left by a run on other data of the same size (NLQuAD with other question
+    headings: the same windows, the same counts) is not resumed as if it were this run's."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(json.dumps(part, separators=(",", ":")).encode())
+    return h.hexdigest()
+
+
 def _code_hash(make_batch: BatchMaker) -> str:
     """This loop's source and the batch maker's module: a checkpoint from other code is not resumed."""
     h = hashlib.sha256(Path(__file__).read_bytes())
