@@ -15,7 +15,7 @@ from pipeline.training.finetune import TrainConfig, resolve_model_path
 
 pytestmark = pytest.mark.slow  # trains models
 
-TINY = dict(learning_rate=1e-4, batch_size=2, max_steps=2, warmup_ratio=0.0, weight_decay=0.0, seed=1,
+TINY = dict(learning_rate=1e-4, batch_size=2, max_steps=2, warmup_ratio=0.0, weight_decay=0.0, seeds=[1],
             checkpoint_every=2, device="cpu")
 
 

@@ -34,17 +34,23 @@ def test_a_card_says_what_the_reports_say():
               "majority_baseline": 53.28, "predicted_yes_share": 0.0306, "eval_truncated_share": 0.8952,
               "max_seq_len": 256, "steps": 40, "max_steps": 40, "device": "cpu", "precision": "fp32",
               "final_loss": 0.6918, "best_step": 40, "select_metric": "accuracy", "dev_best": {"accuracy": 54.8543}}
+    common = {"unit": "question", "units": 229, "baseline_seeds": None, "above": False}
     pairs = [{"track": "strategyqa", "system": "qa_ora_p", "baseline": "majority", "figure": "acc", "eval": "eval",
-              "system_mean": 55.46, "baseline_mean": 53.28, "difference": 2.18, "ci95": [-1.75, 6.11], "above": False},
+              "system_mean": 55.46, "baseline_mean": 53.28, "difference": 2.18, "ci95": [-1.75, 6.11],
+              "verdict": "one run", "seeds": 1, **common},
              {"track": "strategyqa", "system": "qa_ir_q", "baseline": "majority", "figure": "acc", "eval": "eval",
-              "system_mean": 53.28, "baseline_mean": 53.28, "difference": 0.0, "ci95": [0.0, 0.0], "above": False}]
+              "system_mean": 53.28, "baseline_mean": 53.28, "difference": 0.0, "ci95": [0.0, 0.0],
+              "verdict": "level", "seeds": 3, **common}]
     text = render(card, budget, report, pairs)
     assert "**55.46** [49.00, 61.90]" in text and "229 questions" in text
     assert "| `strategyqa_qa.max_steps` | 40 |" in text
     assert "step 40, chosen on the dev set (accuracy; accuracy 54.85)" in text
-    assert "| eval | majority | acc | 55.46 | 53.28 | +2.18 [-1.75, +6.11] | no |" in text
-    assert "in 0 of 1 comparisons" in text  # the other system's row is not this model's
+    assert "| eval | majority | acc | 55.46 | 53.28 | +2.18 [-1.75, +6.11] | *one run* |" in text
+    assert "Trained once (1 run): no verdict" in text  # the other system's row is not this model's
     assert 'from_pretrained("models/strategyqa_ora_p/final")' in text
+    # a system trained under several seeds gets the verdict compare gave it
+    text = render(next(c for c in cards() if c.system == "qa_ir_q"), budget, report, pairs)
+    assert "| +0.00 [+0.00, +0.00] | level |" in text and "in 0 of 1 comparisons" in text
 
 
 def test_strings_a_report_carries_are_escaped_in_a_card():

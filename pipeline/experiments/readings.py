@@ -20,6 +20,12 @@ def _names(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+NAMES = {"first_window": "the first window", "last_window": "the last window", "random_window": "the random window",
+         "bm25l": "BM25L", "random": "random", "longchoice": "LongChoice", "pmi": "PMI", "ir": "IR",
+         "mc_passage_options": "passage + options", "mc_question_options": "question + options",
+         "mc_options": "the options alone"}
+
+
 def _verdicts(pairs: list[dict], track: str, system: str, eval_set: str, figure: str,
               baselines: tuple[str, ...]) -> str:
     """"above X and Y, level with Z" from compare's verdicts, in the order given; "one run" when trained once."""
@@ -30,8 +36,7 @@ def _verdicts(pairs: list[dict], track: str, system: str, eval_set: str, figure:
         return "not compared"
     if all(v == "one run" for v in verdict.values()):
         return "trained once, so no verdict"
-    groups = {v: [b.removeprefix("mc_").replace("_", " ") for b in baselines if verdict.get(b) == v]
-              for v in ("above", "level", "below")}
+    groups = {v: [NAMES.get(b, b) for b in baselines if verdict.get(b) == v] for v in ("above", "level", "below")}
     said = [f"{'above' if v == 'above' else 'level with' if v == 'level' else 'below'} {_names(names)}"
             for v, names in groups.items() if names]
     return ", ".join(said)
@@ -64,7 +69,7 @@ def nlquad(root: Path, pairs: list[dict]) -> str:
     bm25l_iou = checks.get("bm25l_minus_random_window_iou")
     text = (f"* **NLQuAD**: the sliding-window model's {split} F1 is {_over(span['over_seeds']['f1'])}: on F1 it is "
             f"{_verdicts(pairs, 'nlquad', 'span_window', split, 'F1', ('first_window', 'last_window', 'random_window', 'bm25l'))}"
-            f" windows; on IoU "
+            f"; on IoU "
             f"{_verdicts(pairs, 'nlquad', 'span_window', split, 'IoU', ('first_window', 'last_window', 'random_window', 'bm25l'))}."
             f" The Longformer (10 CPU steps) is "
             f"{_verdicts(pairs, 'nlquad', 'longformer', split, 'F1', ('random_window', 'bm25l'))}.")
@@ -103,12 +108,13 @@ def strategyqa(root: Path, pairs: list[dict]) -> str:
     contexts = _json(root, PATHS.strategyqa_contexts.report)
     majority = _pair(pairs, "strategyqa", "qa_ctl_facts", "majority", "eval", "acc")
     question_only = _pair(pairs, "strategyqa", "qa_ctl_facts", "qa_question_only", "eval", "acc")
-    learned = sum(_pair(pairs, "strategyqa", f"qa_{s}", "majority", "eval", "acc")["difference"] != 0
-                  for s in ("question_only", "ir_q", "ir_d", "ir_ora_d", "ora_p"))
+    settings = ("question_only", "ir_q", "ir_d", "ir_ora_d", "ora_p")
+    alike = [s for s in settings
+             if _json(root, PATHS.strategyqa_qa[s].report).get("predicted_yes_share") in (0, 0.0, 1, 1.0)]
     metric = control["select_metric"]
-    return (f"* **StrategyQA**: trained once each at 20 CPU steps, {5 - learned} of the paper's five settings answer "
-            f"exactly as the majority, as the paper's own control does (RoBERTa without auxiliary fine-tuning); the "
-            f"facts control learns ({control['dev_best'][metric]:.1f} on selection-dev) and is "
+    return (f"* **StrategyQA**: trained once each at 20 CPU steps, {len(alike)} of the paper's five settings give "
+            f"every eval question the same answer (a classifier that has not left its prior in 20 steps); the facts "
+            f"control learns ({control['dev_best'][metric]:.1f} on selection-dev) and is "
             f"{_interval(majority)} over the majority and {_interval(question_only)} over question-only on the "
             f"{majority['questions']} eval questions (one run: no verdict). Retrieval here is near-oracle "
             f"({100 * contexts['gold_share']:.1f}% of the corpus is StrategyQA evidence).")
@@ -121,8 +127,11 @@ def difficulty(root: Path) -> str:
     raw = [m.replace("_", " ") for m, c in family.items()
            if (c.get("p", c.get("p_questions_as_independent")) or 1) < 0.05]
     per_system = report.get("per_system", {})
-    systems = [f"{name} {', '.join(f'{m.replace(chr(95), chr(32))} r {c['r']:+.2f}' for m, c in s['vs_model_accuracy'].items() if c.get('significant_holm')) or 'none'}"
-               for name, s in per_system.items()]
+    systems = []
+    for name, system in per_system.items():
+        kept = [f"{m.replace('_', ' ')} r {c['r']:+.2f}" for m, c in system["vs_model_accuracy"].items()
+                if c.get("significant_holm")]
+        systems.append(f"{name} {', '.join(kept) if kept else 'none'}")
     return (f"* **Difficulty** ({report['passages']} held-out passages, mean accuracy of "
             f"{_names(report.get('models_averaged', []))}): {len(raw)} of the {len(family)} measures correlate with "
             f"it at p < 0.05 ({_names(raw) if raw else 'none'}), {len(survive)} after Holm's correction for "
