@@ -71,8 +71,23 @@ def nlquad(root: Path, pairs: list[dict]) -> str:
             f"{_verdicts(pairs, 'nlquad', 'span_window', split, 'F1', ('first_window', 'last_window', 'random_window', 'bm25l'))}"
             f"; on IoU "
             f"{_verdicts(pairs, 'nlquad', 'span_window', split, 'IoU', ('first_window', 'last_window', 'random_window', 'bm25l'))}."
-            f" The Longformer (10 CPU steps) is "
-            f"{_verdicts(pairs, 'nlquad', 'longformer', split, 'F1', ('random_window', 'bm25l'))}.")
+            )
+    longformer = (f" The Longformer (10 CPU steps) is "
+                  f"{_verdicts(pairs, 'nlquad', 'longformer', split, 'F1', ('random_window', 'bm25l'))}.")
+    versus_random = _pair(pairs, "nlquad", "span_window", "random_window", split, "F1")
+    if versus_random["verdict"] != "above":
+        runs = span["training"].get("runs", [span["training"]])
+        windows = span["training"].get("train_windows") or runs[0].get("train_windows")
+        from pipeline.params import load_params
+
+        batch = load_params(root / "params.yaml", ("span_window",)).span_window.batch_size
+        epochs = f"{runs[0]['steps'] * batch / windows:.2f} epoch of its {windows:,} windows" if windows else "under an epoch"
+        last = all(r.get("best_step") == r.get("steps") for r in runs)
+        text += (f" It is not above the random window ({_interval(versus_random)}, {versus_random['questions']} "
+                 f"questions from {versus_random['units']} articles): {runs[0]['steps']} steps are {epochs}"
+                 + (", and every run's best dev checkpoint is its last, so it was still learning" if last else "")
+                 + ".")
+    text += longformer
     if ranking:
         text += (f" What the sample lets a model learn, measured on every article of the build: a sentence encoder "
                  f"ranks a question's own answer first among its article's answers {ranking['value']:+.1f} points "
