@@ -274,12 +274,12 @@ def test_a_launching_stage_tokenizes_nothing_itself(no_dropout_model, tmp_path, 
     windows = train_span_qa.windows
     monkeypatch.setattr(train_span_qa, "windows", lambda tok, kind, split, labelled: cut.append(split)
                         or windows(tok, kind, split, labelled))
-    monkeypatch.setattr(launch, "_launch", lambda stage, variant, p, out_dir: {"launched": [stage, variant,
-                                                                                          str(out_dir)]})
+    monkeypatch.setattr(launch, "_launch", lambda stage, variant, p, out_dir, seed=None: {
+        "launched": [stage, variant, str(out_dir)], "seed": seed})
     monkeypatch.chdir(tmp_path)
     stats = launch.launch(train_span_qa.train, params, "span_window", Path("models/span_window"))
     # the stage's own process only waits for torchrun: the windows are cut by each worker's train(), not here
-    assert stats == {"launched": ["train_span_qa", "span_window", "models/span_window"]} and cut == []
+    assert stats == {"launched": ["train_span_qa", "span_window", "models/span_window"], "seed": None} and cut == []
 
 
 def test_a_worker_rebuilds_only_what_the_spec_names(tmp_path, monkeypatch):

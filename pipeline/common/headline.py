@@ -23,12 +23,11 @@ KEYS = {
     "EM": "exact match (%)", "F1": "token F1 (%)", "IoU": "token-span IoU (%)", "ROUGE-L": "ROUGE-L F (%)",
     "R@10": "recall of gold paragraphs in the top 10 (%)", "acc": "accuracy (%), held-out/eval set",
     "acc_challenge": "accuracy (%), QuAIL challenge set", "majority": "majority-answer accuracy (%)",
-    "F1_sd": "SD of F1 over the training seeds (a seeded system's figures are their mean)",
-    "IoU_sd": "SD of IoU over the training seeds",
-    "acc_sd": "SD of acc over the training seeds (the figures of a seeded system are their mean)",
-    "acc_challenge_sd": "SD of acc_challenge over the training seeds", "seeds": "training runs (seeds) averaged",
-    "r": "correlation with model accuracy (or the human-model gap)", "p": "its p-value",
-    "p_holm": "its p-value, Holm-adjusted over the measures tested",
+    "sd": "SD over the training seeds of the track's main figure (NLQuAD F1, QuAIL acc; a seeded system's "
+          "figures are the mean of its runs; every figure's SD is in its report, over_seeds)",
+    "seeds": "training runs (seeds) averaged",
+    "r": "correlation with model accuracy (or the human-model gap)",
+    "p": "its p-value, Holm-adjusted over the measures tested (the unadjusted one is in reports/difficulty.json)",
     "dev": "trained models: dev figure (select_metric) of the checkpoint kept",
     "dev_last": "trained models: dev figure at the last evaluation",
 }

@@ -25,9 +25,8 @@ TITLES = {"nlquad": "NLQuAD (span_window.eval_split; dev columns: the trained mo
           "quail": "QuAIL (acc: held-out dev texts; acc_challenge: the challenge set)",
           "difficulty": "Difficulty (Pearson r of each passage measure against model accuracy over passages)"}
 # column headings: the key and its unit; figures not in percent say what they are
-HEADINGS = {"r": "Pearson r", "p": "p-value", "p_holm": "p Holm", "seeds": "runs", "F1_sd": "F1 SD", "IoU_sd": "IoU SD",
-            "acc_sd": "acc SD", "acc_challenge_sd": "acc_chal SD"}
-FORMATS = {"r": "{:+.3f}", "p": "{:.3f}", "p_holm": "{:.3f}", "seeds": "{:.0f}"}
+HEADINGS = {"r": "Pearson r", "p": "p (Holm)", "seeds": "runs", "sd": "SD"}
+FORMATS = {"r": "{:+.3f}", "p": "{:.3f}", "seeds": "{:.0f}"}
 NAME_WIDTH = 26
 
 

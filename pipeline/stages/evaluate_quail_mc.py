@@ -80,8 +80,7 @@ def run(params: Params, variant: str) -> dict:
               "training_per_seed": [{"seed": r["seed"], **training_summary(r)} for r in training["runs"]]}
     metric = training["select_metric"]
     dev = {k: spread([r[k][metric] for r in training["runs"]])["mean"] for k in ("dev_best", "dev_last")}
-    figures = {"acc": results["dev_heldout"]["over_seeds"]["mean"], "acc_sd": results["dev_heldout"]["over_seeds"]["sd"],
-               "acc_challenge": results["challenge"]["over_seeds"]["mean"],
-               "acc_challenge_sd": results["challenge"]["over_seeds"]["sd"], "seeds": len(runs)}
+    figures = {"acc": results["dev_heldout"]["over_seeds"]["mean"], "sd": results["dev_heldout"]["over_seeds"]["sd"],
+               "acc_challenge": results["challenge"]["over_seeds"]["mean"], "seeds": len(runs)}
     return write_scores(PATHS.quail_mc[variant].report, report, *headlines(variant)[0], figures,
                         {**training, **{k: {metric: v} for k, v in dev.items()}})  # dev columns: mean over runs

@@ -80,8 +80,7 @@ def run(params: Params, name: str) -> dict:
     training = json.loads(train_report.read_text(encoding="utf-8"))
     write_per_question_plot(out.f1_iou_plot, name, scored[0][1])
     write_length_plot(out.by_length_plot, {name: summary})
-    figures = {**span_figures(summary), "F1_sd": over_seeds["f1"]["sd"], "IoU_sd": over_seeds["iou"]["sd"],
-               "seeds": len(runs)}
+    figures = {**span_figures(summary), "sd": over_seeds["f1"]["sd"], "seeds": len(runs)}
     metric = training["select_metric"]
     dev = {k: {metric: spread([r[k][metric] for r in training.get("runs", [training])])["mean"]}
            for k in ("dev_best", "dev_last")}  # the dev columns: mean over runs

@@ -140,10 +140,11 @@ def run(params: Params, name: str) -> dict:
     finished seeds' models when it reruns the stage, so they train again."""
     kind = kind_of(params, name)
     (kind.model_dir / SEEDS_DIR).mkdir(parents=True, exist_ok=True)  # a DVC out, even with one seed
-    runs = []
+    runs, first = [], None
     for seed in kind.p.seeds:
         stats = launch(train, params, name, kind.run_dir(seed), seed=seed)
         print({k: stats[k] for k in ("seed", "tokens_per_s_this_run", "resumed_from_step", "device", "precision")})
+        first = first or stats
         runs.append(training_report(stats))  # timings and resume points vary run to run: logged, not kept
     write_json(kind.trained.report, {**runs[0], "runs": runs})
-    return {"runs": len(runs), **{k: runs[0].get(k) for k in ("device", "precision")}}
+    return {**first, "runs": len(runs)}  # the reference run's statistics (its speed too), for the flow's log
