@@ -23,15 +23,18 @@ KEYS = {
     "EM": "exact match (%)", "F1": "token F1 (%)", "IoU": "token-span IoU (%)", "ROUGE-L": "ROUGE-L F (%)",
     "R@10": "recall of gold paragraphs in the top 10 (%)", "acc": "accuracy (%), held-out/eval set",
     "acc_challenge": "accuracy (%), QuAIL challenge set", "majority": "majority-answer accuracy (%)",
-    "sd": "SD over the training seeds of the track's main figure (NLQuAD F1, QuAIL acc; a seeded system's "
-          "figures are the mean of its runs; every figure's SD is in its report, over_seeds)",
-    "seeds": "training runs (seeds) averaged",
     "r": "correlation with model accuracy (or the human-model gap)",
     "p": "its p-value, Holm-adjusted over the measures tested (the unadjusted one is in reports/difficulty.json)",
     "dev": "trained models: dev figure (select_metric) of the checkpoint kept",
     "dev_last": "trained models: dev figure at the last evaluation",
 }
 ROOT = PATHS.metrics
+
+
+def spread_name(system: str) -> str:
+    """The row holding a seeded system's SDs over its training runs, in the columns of its own row (a seeded
+    system's figures are the mean of its runs)."""
+    return f"{system}.sd"
 
 
 def headline_path(track: str, system: str) -> Path:

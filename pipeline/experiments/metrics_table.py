@@ -25,8 +25,8 @@ TITLES = {"nlquad": "NLQuAD (span_window.eval_split; dev columns: the trained mo
           "quail": "QuAIL (acc: held-out dev texts; acc_challenge: the challenge set)",
           "difficulty": "Difficulty (Pearson r of each passage measure against model accuracy over passages)"}
 # column headings: the key and its unit; figures not in percent say what they are
-HEADINGS = {"r": "Pearson r", "p": "p (Holm)", "seeds": "runs", "sd": "SD"}
-FORMATS = {"r": "{:+.3f}", "p": "{:.3f}", "seeds": "{:.0f}"}
+HEADINGS = {"r": "Pearson r", "p": "p (Holm)"}
+FORMATS = {"r": "{:+.3f}", "p": "{:.3f}"}
 NAME_WIDTH = 26
 
 

@@ -14,6 +14,7 @@ import json
 from typing import TYPE_CHECKING
 
 from pipeline.common.layout import PATHS
+from pipeline.common.headline import spread_name
 from pipeline.common.model_card import ModelCard
 from pipeline.common.paired_seeds import paired_difference_over_seeds
 from pipeline.common.seed_runs import runs_of, spread
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 def headlines(variant: str) -> list[tuple[str, str]]:
     """The headline rows this stage writes, ``(track, system)`` of ``metrics/<track>/<system>.json``: the write
     below and dvc.yaml's outs (``python -m pipeline.experiments.stage_deps``) both come from it."""
-    return [("quail", mc_system(variant))]
+    return [("quail", mc_system(variant)), ("quail", spread_name(mc_system(variant)))]
 
 
 def card(variant: str) -> ModelCard:
@@ -80,7 +81,8 @@ def run(params: Params, variant: str) -> dict:
               "training_per_seed": [{"seed": r["seed"], **training_summary(r)} for r in training["runs"]]}
     metric = training["select_metric"]
     dev = {k: spread([r[k][metric] for r in training["runs"]])["mean"] for k in ("dev_best", "dev_last")}
-    figures = {"acc": results["dev_heldout"]["over_seeds"]["mean"], "sd": results["dev_heldout"]["over_seeds"]["sd"],
-               "acc_challenge": results["challenge"]["over_seeds"]["mean"], "seeds": len(runs)}
+    figures = {"acc": results["dev_heldout"]["over_seeds"]["mean"],
+               "acc_challenge": results["challenge"]["over_seeds"]["mean"]}
+    sds = {"acc": results["dev_heldout"]["over_seeds"]["sd"], "acc_challenge": results["challenge"]["over_seeds"]["sd"]}
     return write_scores(PATHS.quail_mc[variant].report, report, *headlines(variant)[0], figures,
-                        {**training, **{k: {metric: v} for k, v in dev.items()}})  # dev columns: mean over runs
+                        {**training, **{k: {metric: v} for k, v in dev.items()}}, sds)  # dev columns: mean over runs

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipeline.common.headline import span_figures
+from pipeline.common.headline import span_figures, spread_name
 from pipeline.common.paired_seeds import paired_difference_over_seeds
 from pipeline.common.seed_runs import mean_over_runs, runs_of, spread
 from pipeline.common.layout import PATHS, Layout
@@ -32,7 +32,7 @@ MODEL_GROUPS = {"span_window": "train_span", "longformer": "train_longformer"}  
 def headlines(name: str) -> list[tuple[str, str]]:
     """The headline rows this stage writes, ``(track, system)`` of ``metrics/<track>/<system>.json``: the write
     below and dvc.yaml's outs (``python -m pipeline.experiments.stage_deps``) both come from it."""
-    return [("nlquad", name)]
+    return [("nlquad", name), ("nlquad", spread_name(name))]
 
 
 SPAN_DATA = ("NLQuAD as this pipeline builds it (`data/splits/train.json`): questions are a BBC article's "
@@ -80,11 +80,13 @@ def run(params: Params, name: str) -> dict:
     training = json.loads(train_report.read_text(encoding="utf-8"))
     write_per_question_plot(out.f1_iou_plot, name, scored[0][1])
     write_length_plot(out.by_length_plot, {name: summary})
-    figures = {**span_figures(summary), "sd": over_seeds["f1"]["sd"], "seeds": len(runs)}
+    figures = span_figures(summary)
+    sds = {"EM": over_seeds["em"]["sd"], "F1": over_seeds["f1"]["sd"], "IoU": over_seeds["iou"]["sd"],
+              "ROUGE-L": over_seeds["rougeL"]["sd"]}
     metric = training["select_metric"]
     dev = {k: {metric: spread([r[k][metric] for r in training.get("runs", [training])])["mean"]}
            for k in ("dev_best", "dev_last")}  # the dev columns: mean over runs
     write_scores(out.report, {"eval_split": p.eval_split, "seeds": list(runs), **summary, "ci95": intervals,
                               "ci95_resamples": "runs and articles", "over_seeds": over_seeds,
-                              "training": training}, *headlines(name)[0], figures, {**training, **dev})
+                              "training": training}, *headlines(name)[0], figures, {**training, **dev}, sds)
     return summary
