@@ -172,3 +172,19 @@ def pytest_sessionfinish(session) -> None:
     workers = getattr(session.config.option, "numprocesses", None) or 0
     write_profile(Path(target), {k: v for k, v in _DURATIONS.items() if v["seconds"] > 0 or v["outcome"] != "passed"},
                   wall_seconds=time.monotonic() - _STARTED, workers=int(workers))
+
+
+def die_after_checkpoint(monkeypatch, step: int):
+    """Kill a training run (KeyboardInterrupt) right after its checkpoint at ``step`` was written whole; returns
+    the real checkpoint writer, for the test to put back before it resumes the run."""
+    import pipeline.training.finetune as finetune
+
+    real = finetune._save_checkpoint
+
+    def save_then_die(accelerator, out_dir, at, history):
+        real(accelerator, out_dir, at, history)
+        if at == step:
+            raise KeyboardInterrupt("killed")
+
+    monkeypatch.setattr(finetune, "_save_checkpoint", save_then_die)
+    return real

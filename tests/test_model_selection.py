@@ -129,15 +129,9 @@ def test_a_checkpoint_of_other_data_of_the_same_size_is_not_resumed(feats, tmp_p
     """The same texts with other labels (as NLQuAD with other question headings: the same windows, the same
     counts): a checkpoint the first run left is removed and the second run starts at step 0."""
     import pipeline.training.finetune as finetune
+    from tests.conftest import die_after_checkpoint
 
-    real = finetune._save_checkpoint
-
-    def die_at_3(accelerator, out_dir, step, history):
-        real(accelerator, out_dir, step, history)
-        if step == 3:
-            raise KeyboardInterrupt("killed")
-
-    monkeypatch.setattr(finetune, "_save_checkpoint", die_at_3)
+    real = die_after_checkpoint(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt):
         _train(feats, _cfg(6, 2, checkpoint_every=3), tmp_path / "m", ScriptedDev([50.0] * 3))
     monkeypatch.setattr(finetune, "_save_checkpoint", real)

@@ -44,17 +44,9 @@ def _weights(path):
 
 def _die_after_checkpoint(monkeypatch):
     """The run is killed right after checkpoint-2 was written whole."""
-    import pipeline.training.finetune as finetune
+    from tests.conftest import die_after_checkpoint
 
-    real = finetune._save_checkpoint
-
-    def save_then_die(accelerator, out_dir, step, losses):
-        real(accelerator, out_dir, step, losses)
-        if step == 2:
-            raise KeyboardInterrupt("killed")
-
-    monkeypatch.setattr(finetune, "_save_checkpoint", save_then_die)
-    return real
+    return die_after_checkpoint(monkeypatch, 2)
 
 
 def _undo_kill(monkeypatch, real):

@@ -100,20 +100,6 @@ def accuracy_table(questions: list[MCQuestion], predictions: dict[str, int]) -> 
     }
 
 
-def mean_table(tables: list[dict]) -> dict:
-    """The mean over runs of :func:`accuracy_table` tables of the same questions: overall, per type and per
-    domain (each cell the mean of the runs' cells, to two decimals); no interval (the caller's, over runs)."""
-    if not tables or any(t["questions"] != tables[0]["questions"] for t in tables):
-        raise ValueError("mean_table: the runs must score the same questions")
-
-    def mean(values: list[float]) -> float:
-        return round(sum(values) / len(values), 2)
-
-    return {"questions": tables[0]["questions"], "all": mean([t["all"] for t in tables]),
-            **{part: {k: mean([t[part][k] for t in tables]) for k in tables[0][part]}
-               for part in ("by_type", "by_domain")}}
-
-
 def per_question(questions: list[MCQuestion], predictions: dict[str, int]) -> dict[str, int]:
     """``{qid: 1 if correct else 0}``: what the difficulty analysis averages over models."""
     return {q.qid: int(predictions[q.qid] == q.answer) for q in questions if q.answer is not None}

@@ -17,9 +17,9 @@ from pipeline.common.layout import PATHS
 from pipeline.common.headline import spread_name
 from pipeline.common.model_card import ModelCard
 from pipeline.common.paired_seeds import paired_difference_over_seeds
-from pipeline.common.seed_runs import runs_of, spread
+from pipeline.common.seed_runs import mean_over_runs, runs_of, spread
 from pipeline.common.scoring import write_scores
-from pipeline.quail.report import accuracy_table, mean_table
+from pipeline.quail.report import accuracy_table
 from pipeline.quail.sets import heldout_dev, quail_sets
 from pipeline.quail.systems import mc_system
 from pipeline.training.curves import training_summary
@@ -50,7 +50,7 @@ def _over_seeds(questions: list, runs: dict[int, dict[str, int]]) -> dict:
     correct = [[float(picks[q.qid] == q.answer) for q in keyed] for picks in runs.values()]
     interval = paired_difference_over_seeds(correct, [[0.0] * len(keyed)], clusters=[q.text_id for q in keyed],
                                             unit="text")
-    return {**mean_table(tables), "ci95": interval["ci95"], "ci95_resamples": "runs and texts",
+    return {**mean_over_runs(tables), "ci95": interval["ci95"], "ci95_resamples": "runs and texts",
             "over_seeds": spread([t["all"] for t in tables])}
 
 
