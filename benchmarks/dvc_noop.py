@@ -1,5 +1,6 @@
 """A no-op ``dvc repro`` as a user runs it: plain ``dvc repro`` in an activated venv, on an up-to-date
-workspace (target: under 3 s). Reference in the same run: ``dvc status``, the check any ``dvc repro`` must
+workspace (target: under 3 s), with no stale entries in DVC's lock table (a killed ``dvc repro`` leaves
+its read locks in .dvc/tmp/rwlock, and every later repro carries them: 0.15 s here). Reference in the same run: ``dvc status``, the check any ``dvc repro`` must
 make (DVC's own floor for this graph). Median of ``--runs`` runs each; fails if the workspace is not up to date,
 because then it would measure stages running, not a no-op.
 
@@ -38,11 +39,30 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
     return elapsed, proc.stdout + proc.stderr
 
 
+def stale_rwlock_entries() -> int:
+    """Entries in DVC's stage lock table (.dvc/tmp/rwlock) held by processes that are gone."""
+    import json
+
+    import psutil
+
+    path = REPO / ".dvc" / "tmp" / "rwlock"
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return 0
+    holders = [info for infos in table.get("read", {}).values() for info in infos] + list(table.get("write", {}).values())
+    return sum(1 for info in holders if not psutil.pid_exists(int(info.get("pid", 0))))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args(argv)
     env = activated_env()
+    stale = stale_rwlock_entries()
+    if stale:  # a killed dvc leaves its read locks; every later repro reads, validates and rewrites them per stage
+        raise SystemExit(f".dvc/tmp/rwlock holds {stale} entries of dvc processes no longer running (a killed "
+                         f"`dvc repro`); with no dvc running, delete the file and rerun: a fresh clone has none")
     _, status = timed(["dvc", "status"], env)
     if "Data and pipelines are up to date" not in status:
         raise SystemExit(f"the workspace is not up to date; run `dvc repro` first:\n{status[:2000]}")

@@ -126,7 +126,7 @@ def test_the_import_walk_sees_imports_inside_functions(tmp_path):
     (tmp_path / "flows").mkdir()
     (tmp_path / "pipeline" / "deep").mkdir(parents=True)
     for init in ("flows/__init__.py", "pipeline/__init__.py", "pipeline/deep/__init__.py"):
-        (tmp_path / init).write_text("")
+        (tmp_path / init).write_text("import logging\n")  # runs something: a dep of every module under it
     (tmp_path / "flows" / "x.py").write_text("def f():\n    from pipeline.deep import hidden\n")
     (tmp_path / "pipeline" / "deep" / "hidden.py").write_text("def g():\n    from . import leaf\n")
     (tmp_path / "pipeline" / "deep" / "leaf.py").write_text("import json\nDATA = 'table.json'\n")
@@ -150,6 +150,24 @@ def test_the_import_walk_sees_imports_inside_functions(tmp_path):
     assert {"pipeline/deep/mw.py", "pipeline/deep/spider.py", "pipeline/deep/crawled.py"} <= found
 
 
+def test_a_package_init_that_runs_nothing_is_a_dep_only_when_a_module_reads_it(tmp_path):
+    """An ``__init__.py`` of a docstring and constants, run only as the parent of the module imported, cannot
+    change that module's output and is not a dep (a quarter of dvc.lock's entries were such files, each one
+    read, locked and compared on every `dvc repro`); named by a module (``from pipeline import __version__``)
+    or given a statement that does something, it is one again."""
+    (tmp_path / "pipeline" / "deep").mkdir(parents=True)
+    (tmp_path / "pipeline" / "__init__.py").write_text('"""The package."""\n__version__ = "0.1.0"\n')
+    (tmp_path / "pipeline" / "deep" / "__init__.py").write_text('"""Deep."""\n')
+    (tmp_path / "pipeline" / "deep" / "leaf.py").write_text("X = 1\n")
+    (tmp_path / "pipeline" / "m.py").write_text("from pipeline.deep import leaf\n")
+    assert {str(f) for f in project_files(tmp_path, "pipeline.m")} == {"pipeline/m.py", "pipeline/deep/leaf.py"}
+    (tmp_path / "pipeline" / "m.py").write_text("from pipeline.deep import leaf\nfrom pipeline import __version__\n")
+    assert {str(f) for f in project_files(tmp_path, "pipeline.m")} == {
+        "pipeline/m.py", "pipeline/deep/leaf.py", "pipeline/__init__.py"}
+    (tmp_path / "pipeline" / "deep" / "__init__.py").write_text('"""Deep."""\nimport os\nos.environ["X"] = "1"\n')
+    assert "pipeline/deep/__init__.py" in {str(f) for f in project_files(tmp_path, "pipeline.m")}
+
+
 def test_the_walk_takes_only_file_names_a_module_names_and_refuses_undecodable_modules(tmp_path):
     """A file called "a" or "import" is a substring of every module, not a file it names; a module that is not
     UTF-8 is one clear error naming it."""
@@ -159,7 +177,7 @@ def test_the_walk_takes_only_file_names_a_module_names_and_refuses_undecodable_m
     for name in ("a", "import", "data.json", "metadata.json", "ata.json"):
         (tmp_path / "pipeline" / name).write_text("{}")
     found = {str(f) for f in project_files(tmp_path, "pipeline.m")}
-    assert found == {"pipeline/__init__.py", "pipeline/m.py", "pipeline/data.json"}
+    assert found == {"pipeline/m.py", "pipeline/data.json"}  # an empty __init__.py runs nothing: not a dep
     (tmp_path / "pipeline" / "m.py").write_bytes(b"X = '\xff\xfe'\n")
     with pytest.raises(ValueError, match=r"m\.py: not UTF-8"):
         project_files(tmp_path, "pipeline.m")
@@ -353,8 +371,7 @@ def test_the_walk_skips_type_checking_imports_and_the_boundary(tmp_path):
         (tmp_path / "pipeline" / "common" / f"{name}.py").write_text("")
     (tmp_path / "pipeline" / "params.py").write_text("")
     found = {str(f) for f in project_files(tmp_path, "pipeline.stages.s")}
-    assert found == {"pipeline/__init__.py", "pipeline/stages/__init__.py", "pipeline/stages/s.py",
-                     "pipeline/common/__init__.py", "pipeline/common/files.py"}
+    assert found == {"pipeline/stages/s.py", "pipeline/common/files.py"}  # the docstring-only __init__s: no deps
 
 
 def _stage_closures(repo: Path) -> dict[str, list[Path]]:

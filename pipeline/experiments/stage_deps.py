@@ -10,7 +10,10 @@ after its data deps (comments and order of those kept); ``--check`` only says wh
 a QuAIL heuristic re-parsed Wikipedia), so an edit reruns exactly the stages that can run the edited file.
 
 The walk parses (never imports) each module and follows every import, top level or inside a function,
-absolute or relative, with the ``__init__.py`` of every package on the way; a module named in a string
+absolute or relative, with the ``__init__.py`` of every package on the way (except one that runs nothing: a
+package reached only as the parent of a module it holds, whose ``__init__.py`` is a docstring and constant
+assignments, cannot change what that module computes; a module that names the package itself, ``from pipeline
+import __version__``, makes it a dep again, and so does any statement added to it); a module named in a string
 (``"pipeline.crawl.middleware.BackoffRetryMiddleware"`` in Scrapy's settings) or a script beside a module run
 by its file name (``spider.py``, run by ``scrapy runspider``) counts as imported. A data file beside a module
 (``porter2_overrides.json``) is a dep of the stages that reach a module naming it. Imports under
@@ -71,11 +74,31 @@ def _type_checking_only(tree: ast.AST) -> set[int]:
     return skipped
 
 
-def _imported_modules(source: str, path: Path, module: str) -> set[str]:
+def _parse(source: str, path: Path) -> ast.Module:
     try:
-        tree = ast.parse(source, filename=str(path))
+        return ast.parse(source, filename=str(path))
     except (SyntaxError, RecursionError, MemoryError) as exc:  # 200,000 nested parentheses: the parser's limit
         raise ValueError(f"{path}: Python cannot parse it ({type(exc).__name__}: {str(exc)[:120]})") from None
+
+
+def runs_nothing(tree: ast.Module) -> bool:
+    """True for a module body of a docstring and assignments of literal constants (``__version__ = "0.1.0"``):
+    running it binds names in its own namespace and nothing else, so a package ``__init__.py`` like that changes
+    no output of a module under it unless a module reads those names (and then names the package: a dep)."""
+    def constant(node: ast.stmt) -> bool:
+        if isinstance(node, ast.Expr):
+            return isinstance(node.value, ast.Constant)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            return isinstance(node.value, ast.Constant) and all(isinstance(t, ast.Name) for t in targets)
+        return False
+    return all(constant(node) for node in tree.body)
+
+
+def _imported_modules(source: str, path: Path, module: str, repo: Path | None = None) -> set[str]:
+    """The project modules ``module`` imports. With ``repo``, ``from pkg import mod`` names ``pkg.mod`` only
+    when ``mod`` is a module file (``pkg`` then runs as its parent), ``pkg`` itself when it is an attribute."""
+    tree = _parse(source, path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
     skipped = _type_checking_only(tree)
@@ -91,8 +114,11 @@ def _imported_modules(source: str, path: Path, module: str) -> set[str]:
                 target = f"{base}.{node.module}" if node.module else base
             else:
                 target = node.module or ""
-            found.add(target)
-            found.update(f"{target}.{alias.name}" for alias in node.names)  # `from pkg import module`
+            submodules = {f"{target}.{alias.name}" for alias in node.names
+                          if repo is not None and module_file(repo, f"{target}.{alias.name}") is not None}
+            found.update(submodules)  # `from pkg import module`
+            if repo is None or len(submodules) < len(node.names):  # `from pkg import name`: reads pkg itself
+                found.add(target)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _DOTTED.fullmatch(node.value):
             # loaded by name: a Scrapy middleware "pipeline.crawl.middleware.Backoff...", a stage table's
             # "pipeline.stages.evaluate_quail_mc:card"
@@ -104,6 +130,8 @@ def project_files(repo: Path, module: str) -> set[Path]:
     """Files (relative to ``repo``) of ``module`` and of every project module it reaches, with the packages'
     ``__init__.py`` files that importing them runs, and the data files beside them that they name."""
     seen: set[str] = set()
+    named: set[str] = {module}  # modules some module imports by name (not only run as a parent package)
+    quiet: set[Path] = set()  # package __init__ files that run nothing (runs_nothing)
     files: set[Path] = set()
     todo = [module]
     while todo:
@@ -121,6 +149,8 @@ def project_files(repo: Path, module: str) -> set[Path]:
             source = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); a module must be") from None
+        if path.name == "__init__.py" and runs_nothing(_parse(source, path)):
+            quiet.add(path.relative_to(repo))
         files.add(path.relative_to(repo))
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for sibling in path.parent.iterdir():
@@ -133,8 +163,11 @@ def project_files(repo: Path, module: str) -> set[Path]:
                 todo.append(f"{package}.{sibling.stem}")
             elif sibling.suffix != ".pyc":
                 files.add(sibling.relative_to(repo))
-        todo.extend(_imported_modules(source, path, name))
-    return files
+        imported = _imported_modules(source, path, name, repo)
+        named.update(imported)
+        todo.extend(imported)
+    named_files = {p.relative_to(repo) for m in named if (p := module_file(repo, m)) is not None}
+    return {f for f in files if f not in quiet or f in named_files}
 
 
 def stage_module(cmd: str) -> str:
