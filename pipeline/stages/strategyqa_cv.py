@@ -142,7 +142,7 @@ def _fingerprint(params: Params, setting: str, fold: int, data: CVData, start: s
                  start_weights: str | None) -> dict[str, Any]:
     code = _digest(*(Path(__file__).parent.parent / rel for rel in
                      ("stages/strategyqa_cv.py", "strategyqa/folds.py", "strategyqa/answering.py")))
-    return {**params.strategyqa_qa.model_dump(), **{f"cv_{k}": v for k, v in params.strategyqa_cv.model_dump().items()
+    return {**params.strategyqa_qa.model_dump(exclude={"parallel_runs"}), **{f"cv_{k}": v for k, v in params.strategyqa_cv.model_dump().items()
                                                    if k != "settings"},
             "setting": setting, "fold": fold, "inputs_sha256": data.inputs_sha256, "start": start,
             "start_weights": start_weights, "code": code}

@@ -74,7 +74,7 @@ def train(params: Params, variant: str = "boolq") -> dict:
     dev_set = choice_dev_set("classification", features(dev), _labels(dev), 2, p.eval_batch_size)
     stats = train_choice_model(
         "classification", features(fit), _labels(fit), 2, TrainConfig.from_params(p, p.model_name_or_path),
-        PATHS.boolq_aux.model_dir, {**p.model_dump(), "train_questions": len(fit)},
+        PATHS.boolq_aux.model_dir, {**p.model_dump(exclude={"parallel_runs"}), "train_questions": len(fit)},
         label_names=("no", "yes"),  # label 1 = yes, as the StrategyQA classifiers
         dev=dev_set, log_dir=PATHS.boolq_aux.live)
     return {**stats, "train_questions": len(fit), "dev_questions": len(dev)}

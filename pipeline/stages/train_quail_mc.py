@@ -19,7 +19,7 @@ from pipeline.quail.sets import quail_sets, split_texts
 from pipeline.training.choice_model import choice_dev_set, train_choice_model
 from pipeline.training.curves import training_report
 from pipeline.training.finetune import TrainConfig, resolve_model_path
-from pipeline.launcher.torchrun import launch
+from pipeline.launcher.parallel_seeds import train_each_seed
 
 if TYPE_CHECKING:
     from pipeline.params import Params
@@ -58,7 +58,7 @@ def train(params: Params, variant: str, seed: int | None = None) -> dict:
     stats = train_choice_model(
         "multiple_choice", encode_questions(tokenizer, fit, variant, p.max_seq_len), [q.answer for q in fit],
         n_options, TrainConfig.from_params(p, p.model_name_or_path, seed=seed), _run_dir(params, variant, seed),
-        {**p.model_dump(exclude={"seeds"}), "seed": seed, "variant": variant, "train_qids": len(fit),
+        {**p.model_dump(exclude={"seeds", "parallel_runs"}), "seed": seed, "variant": variant, "train_qids": len(fit),
          "train_share": params.quail.train_share, "split_seed": params.quail.seed},
         dev=dev_set, log_dir=_live_dir(params, variant, seed))
     return {**stats, "seed": seed, "train_questions": len(fit), "dev_questions": len(dev)}
@@ -75,14 +75,11 @@ def _live_dir(params: Params, variant: str, seed: int):
 
 
 def run(params: Params, variant: str) -> dict:
-    """Every seed in turn (one process, one model load each). A killed stage resumes its current seed from its
-    last checkpoint; DVC removes the finished seeds' models when it reruns the stage, so they train again."""
+    """Every seed: in turn, or ``parallel_runs`` at a time on a CPU (``pipeline.launcher.parallel_seeds``). A
+    killed stage resumes its unfinished seeds from their last checkpoints; DVC removes the finished seeds' models when it reruns the stage, so they train again."""
     check_variant(variant)
     (PATHS.quail_mc[variant].model_dir / SEEDS_DIR).mkdir(parents=True, exist_ok=True)  # a DVC out, even if empty
-    runs, first = [], None
-    for seed in params.quail_mc.seeds:
-        stats = launch(train, params, variant, _run_dir(params, variant, seed), seed=seed)
-        first = first or stats
-        runs.append(training_report(stats))
+    every = train_each_seed(train, params, variant, params.quail_mc, lambda seed: _run_dir(params, variant, seed))
+    first, runs = every[0], [training_report(stats) for stats in every]
     write_json(PATHS.quail_mc[variant].train_report, {"variant": variant, **runs[0], "runs": runs})
     return {**first, "runs": len(runs)}  # the reference run's statistics (its speed too), for the flow's log

@@ -24,7 +24,7 @@ from pipeline.span_qa.train import logits_of
 from pipeline.span_qa.train import train as train_windows
 from pipeline.training.curves import training_report
 from pipeline.training.finetune import DevSet, TrainConfig, resolve_model_path
-from pipeline.launcher.torchrun import launch
+from pipeline.launcher.parallel_seeds import train_each_seed
 
 if TYPE_CHECKING:
     from pipeline.params import Params
@@ -129,22 +129,22 @@ def train(params: Params, name: str, seed: int | None = None) -> dict:
     log.info("%s seed %d: %d windows from %d questions; training up to %d steps of batch %d", name, seed,
              len(feats), len(ex.ids), p.max_steps, p.batch_size)
     stats = train_windows(feats, TrainConfig.from_params(p, kind.init, kind.global_question, seed=seed),
-                          kind.run_dir(seed), {**p.model_dump(exclude={"seeds"}), "seed": seed,
+                          kind.run_dir(seed), {**p.model_dump(exclude={"seeds", "parallel_runs"}), "seed": seed,
                                                "train_windows": len(feats), "train_questions": len(ex.ids)},
                           dev=dev, log_dir=kind.live_dir(seed))
     return {**stats, "seed": seed}
 
 
 def run(params: Params, name: str) -> dict:
-    """Every seed in turn. A killed stage resumes its current seed from its last checkpoint; DVC removes the
+    """Every seed: in turn, or ``parallel_runs`` at a time on a CPU (``pipeline.launcher.parallel_seeds``). A
+    killed stage resumes its unfinished seeds from their last checkpoints; DVC removes the
     finished seeds' models when it reruns the stage, so they train again."""
     kind = kind_of(params, name)
     (kind.model_dir / SEEDS_DIR).mkdir(parents=True, exist_ok=True)  # a DVC out, even with one seed
-    runs, first = [], None
-    for seed in kind.p.seeds:
-        stats = launch(train, params, name, kind.run_dir(seed), seed=seed)
+    every = train_each_seed(train, params, name, kind.p, kind.run_dir)
+    for stats in every:
         print({k: stats[k] for k in ("seed", "tokens_per_s_this_run", "resumed_from_step", "device", "precision")})
-        first = first or stats
-        runs.append(training_report(stats))  # timings and resume points vary run to run: logged, not kept
+    first = every[0]
+    runs = [training_report(stats) for stats in every]  # timings and resume points vary run to run: logged, not kept
     write_json(kind.trained.report, {**runs[0], "runs": runs})
     return {**first, "runs": len(runs)}  # the reference run's statistics (its speed too), for the flow's log

@@ -66,7 +66,7 @@ def train(params: Params, setting: str) -> dict:
     stats = train_choice_model(
         "classification", features(fit), labels(fit), 2, TrainConfig.from_params(p.budget_for(setting), start),
         PATHS.strategyqa_qa[setting].model_dir,
-        {**p.model_dump(), "setting": setting, "train_questions": len(fit), "train_sha256": data.train_sha256,
+        {**p.model_dump(exclude={"parallel_runs"}), "setting": setting, "train_questions": len(fit), "train_sha256": data.train_sha256,
          "start_weights": _weights_digest(start)},
         label_names=("no", "yes"),  # label 1 = answer True
         dev=dev_set, log_dir=PATHS.strategyqa_qa[setting].live)

@@ -57,6 +57,12 @@ class TrainBudget(BudgetFields):
         min_length=1, max_length=MAX_SEEDS,
         description="training seeds, each a whole training run; the first one's model is final/")
 
+    parallel_runs: Infrastructure[int] = Field(
+        ge=1, le=MAX_SEEDS,
+        description="seeds trained at once on a CPU, each in a process of its own with cpu_threads threads "
+                    "(pipeline.launcher.parallel_seeds); a run's weights depend on its cpu_threads, never on what "
+                    "trains beside it; a GPU or torchrun trains them one after another")
+
     # whether this section's stages train, predict and score every seed; a section whose stages train one run
     # refuses a longer list instead of training its first seed alone without saying so
     several_seeds: ClassVar[bool] = True

@@ -1,0 +1,157 @@
+"""A section's seeds trained side by side on a CPU: ``parallel_runs`` processes at a time, each with the
+section's ``cpu_threads``.
+
+Why: on two cores a multiple-choice step of 4 x 4 x 128 tokens takes 0.65 s with two threads and 0.92 s with
+one; two one-thread runs side by side take 0.96 s a step each and three 1.55 s: three seeds at once train
+about 1.25x as many steps an hour as one seed at a time on both cores (``benchmarks/parallel_seeds.py``,
+``benchmarks/results/parallel_seeds.json``). A run's weights depend on its own thread
+count (a sum split over threads rounds by their number), never on what runs beside it, so a seed trained here
+is the same run, to the bit, as the seed trained alone with the same ``cpu_threads`` (tested).
+
+Each run is a process of its own, started from a launch spec (the stage module's name, the variant, the
+validated params, the seed: data only, no pickle; :func:`pipeline.launcher.torchrun.read_spec` checks it the
+way a torchrun worker does), ``python -m pipeline.launcher.seed_process SPEC``. It calls the stage's own
+``train(params, variant, seed=)`` and writes what it returns; its lines reach the stage's log prefixed with the
+seed. It dies with the stage, so a killed stage leaves no run training behind, and the rerun resumes every
+unfinished seed from its last checkpoint (the loop's own resume). On a GPU, under ``torchrun`` and with
+``parallel_runs: 1`` the seeds train one after another in the stage's process (:func:`pipeline.launcher.torchrun.launch`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pipeline.common.logs import get_logger
+from pipeline.common.processes import dies_with_this_process, stop_process_group
+from pipeline.launcher.torchrun import LAUNCH_DIR, ERROR_LINE, Train, _write_atomic, launch, train_stage
+
+if TYPE_CHECKING:
+    from pipeline.params import Params
+    from pipeline.training.config import TrainBudget
+
+WORKER = "pipeline.launcher.seed_process"
+RUN_ID_ENV = "QA_PIPELINE_SEED_RUN_ID"  # the run a seed process's spec must carry
+
+
+def side_by_side(section: TrainBudget, params: Params) -> int:
+    """How many of the section's seeds train at once: ``parallel_runs`` on a CPU run in the stage's own process,
+    else 1 (a GPU trains one run at full width; ``torchrun`` ranks already share the machine). More runs than
+    cores is allowed on purpose: three one-thread runs on two cores train 3 steps in 1.55 s, where two then one
+    take 2 x 0.96 s + 0.92 s for the same three steps."""
+    if section.parallel_runs <= 1 or len(section.seeds) <= 1 or params.distributed.launches:
+        return 1
+    if section.device == "cuda":
+        return 1
+    if section.device == "auto":
+        import torch
+
+        if torch.cuda.is_available():
+            return 1
+    return min(section.parallel_runs, len(section.seeds))
+
+
+def train_each_seed(train: Train, params: Params, variant: str, section: TrainBudget,
+                    run_dir: Callable[[int], Path]) -> list[dict[str, Any]]:
+    """What ``train`` returned for every seed of ``section``, in the section's order: one after another
+    (:func:`launch`), or ``side_by_side`` runs at a time, each in a process of its own."""
+    width = side_by_side(section, params)
+    if width == 1:
+        return [launch(train, params, variant, run_dir(seed), seed=seed) for seed in section.seeds]
+    stage = train_stage(train)
+    get_logger().info("%s@%s: %d seeds, %d at a time (parallel_runs), %d thread(s) each", stage, variant,
+                      len(section.seeds), width, section.cpu_threads)
+    return _run_side_by_side(stage, variant, params, list(section.seeds), run_dir, width)
+
+
+class _SeedRun:
+    """One seed's process: its spec, its output pumped to the stage's log, its statistics when it ends."""
+
+    def __init__(self, stage: str, variant: str, params: Params, seed: int, out_dir: Path,
+                 lines: queue.Queue) -> None:
+        self.seed = seed
+        self.dir = out_dir / LAUNCH_DIR / f"seed-{seed}"
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.dir.chmod(0o700)
+        self.spec, self.stats = self.dir / "spec.json", self.dir / "stats.json"
+        self.stats.unlink(missing_ok=True)
+        run_id = f"qa-{uuid.uuid4().hex[:12]}"
+        _write_atomic(self.spec, json.dumps({"stage": stage, "variant": variant, "run_id": run_id, "seed": seed,
+                                             "params": params.model_dump(mode="json")}).encode())
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **{RUN_ID_ENV: run_id})
+        # started from the stage's own thread (the kernel ties the child's death signal to the forking thread)
+        self.proc = subprocess.Popen([sys.executable, "-m", WORKER, str(self.spec)], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
+                                     preexec_fn=dies_with_this_process())
+        self.tail: list[str] = []
+        self.errors: list[str] = []
+        self.reader = threading.Thread(target=self._pump, args=(lines,), daemon=True)
+        self.reader.start()
+
+    def _pump(self, lines: queue.Queue) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            line = line.rstrip("\n")
+            self.tail = (self.tail + [line])[-20:]
+            if ERROR_LINE.match(line) and line not in self.errors:
+                self.errors.append(line)
+            lines.put(f"[seed {self.seed}] {line}")
+
+    def result(self) -> dict[str, Any]:
+        self.reader.join()
+        try:
+            if self.proc.returncode != 0:
+                cause = "; ".join(self.errors[:3]) or "see the lines above"
+                raise RuntimeError(f"seed {self.seed}: its training process exited with {self.proc.returncode}: "
+                                   f"{cause}\nLast lines:\n" + "\n".join(self.tail))
+            if not self.stats.exists():
+                raise RuntimeError(f"seed {self.seed}: its training process exited 0 but wrote no statistics")
+            return json.loads(self.stats.read_text(encoding="utf-8"))
+        finally:
+            self.cleanup()
+
+    def cleanup(self) -> None:
+        for f in (self.spec, self.stats):
+            f.unlink(missing_ok=True)
+        for d in (self.dir, self.dir.parent):
+            try:
+                d.rmdir()  # never part of the model DVC caches
+            except OSError:
+                pass
+
+
+def _run_side_by_side(stage: str, variant: str, params: Params, seeds: list[int], run_dir: Callable[[int], Path],
+                      width: int) -> list[dict[str, Any]]:
+    log = get_logger()
+    lines: queue.Queue = queue.Queue()
+    waiting, running, done = list(seeds), [], {}
+    try:
+        while waiting or running:
+            while waiting and len(running) < width:
+                seed = waiting.pop(0)
+                running.append(_SeedRun(stage, variant, params, seed, run_dir(seed), lines))
+            try:
+                log.info("%s", lines.get(timeout=0.5))
+            except queue.Empty:
+                pass
+            for run in [r for r in running if r.proc.poll() is not None]:
+                running.remove(run)
+                while not lines.empty():
+                    log.info("%s", lines.get_nowait())
+                done[run.seed] = run.result()  # a failed seed stops the others (finally) and fails the stage
+        while not lines.empty():
+            log.info("%s", lines.get_nowait())
+        return [done[s] for s in seeds]
+    finally:
+        for run in running:
+            stop_process_group(run.proc)
+            run.reader.join(timeout=5)
+            run.cleanup()
