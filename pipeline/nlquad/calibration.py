@@ -32,7 +32,7 @@ from pipeline.common.paired import design_effect, paired_difference
 from pipeline.nlquad.baselines import run_baselines
 from pipeline.nlquad.clusters import article_clusters
 from pipeline.nlquad.squad_format import iter_article_qas
-from pipeline.nlquad.metrics import evaluate
+from pipeline.nlquad.metrics import f1_and_iou
 
 # NLQuAD Table 2 (Soleimani et al. 2021, EACL): the whole data set
 PAPER = {"document_words_mean": 877.0, "answer_words_mean": 175.0,
@@ -51,7 +51,7 @@ def bm25l_versus_random(dataset: dict[str, Any], window_words: int, seed: int, s
     nothing at random, so one run with the oracle serves both comparisons)."""
     if predictions is None:  # the same draws as nlquad_baselines
         predictions = run_baselines(dataset, window_words, seed, oracle=system == "bm25l_oracle")
-    rows = {m: {r["id"]: r for r in evaluate(predictions[m], dataset)[1]} for m in (system, "random_window")}
+    rows = {m: f1_and_iou(predictions[m], dataset) for m in (system, "random_window")}
     clusters = article_clusters(dataset)
     ids = list(rows[system])
     out: dict[str, Any] = {}

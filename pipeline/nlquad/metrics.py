@@ -138,6 +138,22 @@ def length_bin(n_words: int, edges: tuple[int, ...]) -> str:
     return f">={edges[-1]}"
 
 
+def f1_and_iou(predictions: dict[str, dict], dataset: dict) -> dict[str, dict[str, float]]:
+    """``{id: {"f1", "iou"}}``: the two figures of :func:`evaluate`'s rows a calibration compares, without the
+    script IoU and ROUGE (three quarters of its time: ROUGE-L's LCS table and NLTK's tokenizer), same values."""
+    ensure_punkt_data()
+    offsets_cache: dict[int, list[tuple[int, int]]] = {}
+    out = {}
+    for ex in iter_examples(dataset):
+        pred = predictions.get(ex["id"], {"text": "", "start": 0, "end": 0})
+        ctx = ex["context"]
+        if id(ctx) not in offsets_cache:
+            offsets_cache[id(ctx)] = token_offsets(ctx)
+        out[ex["id"]] = {"f1": f1(pred["text"], ex["gold"]),
+                         "iou": iou_positions(ctx, (pred["start"], pred["end"]), ex["gold_span"], offsets_cache[id(ctx)])}
+    return out
+
+
 def evaluate(predictions: dict[str, dict], dataset: dict, answer_edges=(0, 50, 100, 200),
              document_edges=(0, 300, 600, 1000, 2000)) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Aggregate scores and one row per example. ``predictions[id] = {"text", "start", "end"}``;

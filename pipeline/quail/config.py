@@ -11,11 +11,23 @@ from pipeline.common.trust import Infrastructure, Science
 from pipeline.training.config import TrainBudget
 
 
+class HeldoutExclusion(StrictModel):
+    """An earlier build's texts that choices were made on, kept out of a fresh held-out draw: its held-out texts
+    (its split seed) and its selection-dev texts (its run seed and share)."""
+
+    split_seed: Science[int]
+    selection_seed: Science[int]
+    selection_share: Science[float] = Field(gt=0, lt=1)
+
+
 class QuailParams(StrictModel):
     """QuAIL heuristic baselines (``quail_baselines`` stage) and the dev split the transformer trains on."""
 
     train_share: Science[float] = Field(gt=0, lt=1, description="dev texts (per domain) the transformer trains on")
     seed: Science[int]
+    exclude_from_heldout: Science[HeldoutExclusion | None] = Field(
+        description="an earlier split whose held-out and selection-dev texts the held-out draw leaves out (they "
+                    "train): a held-out set no choice has touched; null: a plain draw")
     pmi_window: Science[int] = Field(ge=1, le=1000, description="words between co-occurring n-grams")
     pmi_max_ngram: Science[int] = Field(ge=1, le=10)
     pmi_stop_word_ngrams: Science[bool] = Field(

@@ -41,6 +41,7 @@ from pipeline.strategyqa.data import load_questions
 
 if TYPE_CHECKING:
     from pipeline.params import Params
+    from pipeline.quail.config import HeldoutExclusion
 
 SPAN_SYSTEMS = ("span_window", "longformer")
 SPAN_BASELINES = ("first_window", "last_window", "random_window", "bm25l")  # the oracle is an upper bound
@@ -119,8 +120,8 @@ def _correct(predictions: dict[str, int], questions: list) -> list[float]:
     return [float(predictions[q.qid] == q.answer) for q in questions]
 
 
-def quail_pairs(train_share: float, seed: int) -> list[dict]:
-    sets, train = quail_sets(train_share, seed)
+def quail_pairs(train_share: float, seed: int, exclude: HeldoutExclusion | None = None) -> list[dict]:
+    sets, train = quail_sets(train_share, seed, exclude)
     evaluated = {"dev_heldout": heldout_dev(sets, train), "challenge": sets["challenge"]}
     baselines = _json(PATHS.quail_baselines.predictions)  # {set: {system: {qid: option}}}
     # {seed: {set: {qid: option}}} per trained variant
@@ -209,7 +210,7 @@ def run(params: Params) -> dict:
         if getattr(params, section).eval_split != eval_split:
             raise ValueError(f"{section}.eval_split is {getattr(params, section).eval_split!r} but "
                              f"nlquad_baselines.eval_split is {eval_split!r}: a paired comparison needs one eval split")
-    pairs = nlquad_pairs(eval_split) + quail_pairs(params.quail.train_share, params.quail.seed) + strategyqa_pairs()
+    pairs = nlquad_pairs(eval_split) + quail_pairs(params.quail.train_share, params.quail.seed, params.quail.exclude_from_heldout) + strategyqa_pairs()
     write_json(PATHS.compare.report, {"resamples": 2000, "confidence": 0.95, "units": UNITS, "pairs": pairs})
     with atomic_output(PATHS.compare.table) as fh:
         fh.write(markdown(pairs))

@@ -52,7 +52,7 @@ def headlines() -> list[tuple[str, str]]:
 
 def run(params: Params) -> dict:
     p = params.difficulty
-    sets, train = quail_sets(params.quail.train_share, params.quail.seed)
+    sets, train = quail_sets(params.quail.train_share, params.quail.seed, params.quail.exclude_from_heldout)
     questions = heldout_dev(sets, train)
     predictions = _system_predictions()
     human = load_human_accuracies(p.human_accuracies) if p.human_accuracies else None

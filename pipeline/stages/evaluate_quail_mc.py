@@ -58,7 +58,7 @@ def run(params: Params, variant: str) -> dict:
     training = json.loads(PATHS.quail_mc[variant].train_report.read_text(encoding="utf-8"))
     predicted = json.loads(PATHS.quail_mc[variant].predict_report.read_text(encoding="utf-8"))
     runs = runs_of(json.loads(PATHS.quail_mc[variant].predictions.read_text(encoding="utf-8")))
-    sets, train_share = quail_sets(params.quail.train_share, params.quail.seed)
+    sets, train_share = quail_sets(params.quail.train_share, params.quail.seed, params.quail.exclude_from_heldout)
     evaluated = {"dev_heldout": heldout_dev(sets, train_share), "challenge": sets["challenge"]}
     results, bias_0 = {}, {}
     for name, questions in evaluated.items():

@@ -31,7 +31,7 @@ def run(params: Params, variant: str) -> dict:
     if variant not in VARIANTS:
         raise ValueError(f"unknown input variant {variant!r}; one of {', '.join(VARIANTS)}")
     p = params.quail_mc
-    sets, train_share = quail_sets(params.quail.train_share, params.quail.seed)
+    sets, train_share = quail_sets(params.quail.train_share, params.quail.seed, params.quail.exclude_from_heldout)
     evaluated = {"dev_heldout": heldout_dev(sets, train_share), "challenge": sets["challenge"]}
     runs, reports = {}, []
     for seed in p.seeds:

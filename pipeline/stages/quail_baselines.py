@@ -53,7 +53,7 @@ def _sentence_index(path: Path) -> TantivyBackend:
 
 def run(params: Params) -> dict:
     p = params.quail
-    sets, train = quail_sets(p.train_share, p.seed)
+    sets, train = quail_sets(p.train_share, p.seed, p.exclude_from_heldout)
     paper_tables = source_path("quail_paper_tables")
     reference = load_reference(paper_tables)
     share = unanswerable_share(train)

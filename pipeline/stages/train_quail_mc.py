@@ -34,7 +34,7 @@ def fit_and_select(params: Params, seed: int | None = None) -> tuple[list[MCQues
     """The questions the model fits and the ones its checkpoint is chosen on: texts carved out of the training
     share (by text, per domain, drawn with the run's seed: which texts choose the checkpoint is part of what a
     run draws), so the held-out dev texts the figures are reported on stay unseen."""
-    _, train = quail_sets(params.quail.train_share, params.quail.seed)
+    _, train = quail_sets(params.quail.train_share, params.quail.seed, params.quail.exclude_from_heldout)
     fit_texts, _ = split_texts(train, 1 - params.quail_mc.dev_share,
                                params.quail_mc.seed if seed is None else seed)
     return [q for q in train if q.text_id in fit_texts], [q for q in train if q.text_id not in fit_texts]
