@@ -110,7 +110,7 @@ def test_difficulty_with_human_accuracies_runs_the_gap_parts(shared, tmp_path, m
     from pipeline.quail.sets import heldout_dev, quail_sets
 
     quail = load_params(params).quail
-    sets, train = quail_sets(quail.train_share, quail.seed)
+    sets, train = quail_sets(quail.train_share, quail.seed, quail.exclude_from_heldout)
     held = heldout_dev(sets, train)
     assert len(held) == 8 and {q.text_id for q in held}.isdisjoint({q.text_id for q in train})
     # mc_full right on every other held-out question; humans always right -> gaps 0 (easy) and 100 (hard)

@@ -241,10 +241,11 @@ def test_moving_an_output_is_one_edit(repo, tmp_path):
 
 
 # modules that run stages or tools and so read params.yaml: the stages, their flows, the experiment tools, and
-# the training launcher (a torchrun rank calls the stage's train() with the params in its launch spec)
+# the training launcher (a torchrun rank, or a seed's process, calls the stage's train() with the params in its
+# launch spec)
 PARAMS_READERS = ("pipeline/stages/", "flows/", "pipeline/experiments/", "pipeline/offline/", "pipeline/params.py",
-                  "pipeline/params_trust.py",
-                  "pipeline/launcher/torchrun.py", "pipeline/launcher/join.py")
+                  "pipeline/params_trust.py", "pipeline/launcher/torchrun.py", "pipeline/launcher/join.py",
+                  "pipeline/launcher/parallel_seeds.py", "pipeline/launcher/seed_process.py")
 
 
 def test_library_code_takes_values_not_the_params_file(repo):

@@ -245,6 +245,18 @@ def test_multiple_choice_inputs_and_text_split():
     assert not train & held and len(train) == 16 and len(held) == 4
     assert sum(t.startswith("news") for t in held) == 2  # per domain
     assert split_texts(qs, 0.8, 3) == (train, held)
+    # a fresh draw: the held-out texts come only from texts an earlier draw's choices did not see, as many per domain
+    from pipeline.quail.config import HeldoutExclusion
+    from pipeline.quail.sets import touched_texts
+
+    exclude = HeldoutExclusion(split_seed=3, selection_seed=42, selection_share=0.25)
+    touched = touched_texts(qs, 0.8, exclude)
+    assert held <= touched and len(touched) == 4 + 4  # the old held-out texts and 25% of the 16 that trained
+    train2, held2 = split_texts(qs, 0.8, 7, touched)
+    assert not held2 & touched and len(held2) == 4 and sum(t.startswith("news") for t in held2) == 2
+    assert train2 == {q.text_id for q in qs} - held2  # the touched texts train
+    with pytest.raises(ValueError, match=r"domain 'news': 1 texts no earlier choice touched, 2 needed"):
+        split_texts(qs, 0.8, 7, {f"news{t}" for t in range(9)})
 
 
 def test_vector_baselines_on_glove():

@@ -42,7 +42,7 @@ def test_selection_dev_is_the_texts_the_checkpoint_was_chosen_on(shared, repo, m
 
     monkeypatch.chdir(repo)
     params = load_params(repo / "params.yaml")
-    sets, train = quail_sets(params.quail.train_share, params.quail.seed)
+    sets, train = quail_sets(params.quail.train_share, params.quail.seed, params.quail.exclude_from_heldout)
     mine = selection_dev(train, params.quail_mc.dev_share, params.quail_mc.seed)
     assert [q.qid for q in mine] == [q.qid for q in fit_and_select(params)[1]]
     assert not {q.text_id for q in mine} & {q.text_id for q in heldout_dev(sets, train)}
