@@ -5,7 +5,10 @@ its "Finished in state Completed()" line (Prefect's own timestamps), so DVC's ha
 in it; the total of the log is reported beside, as the reference in the same run.
 
     dvc repro 2>&1 | tee repro.log          # a full run, every stage
-    .venv/bin/python -m benchmarks.stage_seconds repro.log
+    .venv/bin/python -m benchmarks.stage_seconds repro.log [--make-repro-s SECONDS --fresh-clone]
+
+``--make-repro-s``: the wall-clock seconds of the whole ``make repro`` the log is of (set-up included), as the
+README's cost paragraph states it (generated from this file: ``pipeline.experiments.results_table``).
 """
 
 from __future__ import annotations
@@ -53,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("log", type=Path)
     ap.add_argument("--note", default="", help="what run the log is of (machine load, fresh clone or not)")
     ap.add_argument("--out-dir", type=Path, default=RESULTS)
+    ap.add_argument("--make-repro-s", type=float, default=None,
+                    help="wall-clock seconds of the whole make repro the log is of, set-up included")
+    ap.add_argument("--fresh-clone", action="store_true", help="the run was a fresh clone's first make repro")
+    ap.add_argument("--alone", action="store_true", help="nothing else ran on the machine meanwhile")
     args = ap.parse_args(argv)
     seconds, total = stage_seconds(args.log.read_text(encoding="utf-8", errors="replace"))
     if not seconds:
@@ -62,12 +69,23 @@ def main(argv: list[str] | None = None) -> int:
     carried = {k: v for k, v in earlier.items() if k not in seconds}
     write_result("stage_seconds", {
         "stages": {**seconds, **carried}, "stage_total_s": round(sum(seconds.values()), 1), "log_span_s": total,
-        "carried_over": sorted(carried),
+        "carried_over": sorted(carried), "make_repro_s": args.make_repro_s, "fresh_clone": args.fresh_clone,
+        "alone": args.alone, "cpu": _cpu(),
         "note": " ".join(filter(None, [args.note, "From a full dvc repro's console on this machine; stages in "
                                        "carried_over did not run in it (their time is the earlier reference's, "
                                        "not in stage_total_s); the reference for make repro's time left"]))},
         out_dir=args.out_dir)
     return 0
+
+
+def _cpu() -> dict:
+    """The processor, and whether it computes bfloat16 natively (what ``precision: auto`` trains in)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "")
+    return {"model": model, "native_bf16": " avx512_bf16" in info or " amx_bf16" in info}
 
 
 def _earlier_stages(path: Path) -> dict[str, float]:

@@ -45,7 +45,10 @@ def test_the_gpu_profile_sets_real_budgets_and_dvc_applies_it_as_written(repo, t
     ("params.yaml:quail_mc.max_steps: 10\n", "section.key"),
     ("../x.yaml:a: 1\n", "section.key"),
     ("quail_mc.model_name_or_path: ${oc.env:AWS_SECRET_ACCESS_KEY}\n", "interpolation"),
-    ("quail_mc.max_steps: [1, 2]\n", "plain number, string"),
+    ("quail_mc.max_steps: [1, 2]\n", "valid integer"),  # a list where the schema wants a number
+    ("quail_mc.seeds: [[1], 2]\n", "plain number, string"),
+    ("quail_mc.seeds: {a: 1}\n", "plain number, string"),
+    ("strategyqa_qa.seeds: [1, 2, 3]\n", "do not yet"),  # its stages train one run
     ("- a\n", "mapping"),
     ("quail_mc.device: cuda\n", "may not set quail_mc.device"),
     ("distributed.rdzv_endpoint: evil.example:29400\n", "may not set distributed.rdzv_endpoint"),
@@ -60,4 +63,7 @@ def test_a_bad_profile_is_refused_before_dvc_runs(tmp_path, text, error):
 
 def test_the_profile_file_is_flat_yaml(repo):
     data = yaml.safe_load((repo / PROFILE).read_text())
-    assert all("." in k and not isinstance(v, (dict, list)) for k, v in data.items())
+    plain = (str, int, float, bool, type(None))
+    assert all("." in k and (isinstance(v, plain) or (isinstance(v, list) and all(isinstance(x, plain) for x in v)))
+               for k, v in data.items())
+    assert data["span_window.seeds"] == data["quail_mc.seeds"] and len(data["quail_mc.seeds"]) == 5

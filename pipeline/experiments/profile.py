@@ -1,6 +1,6 @@
 """Run a kept set of params overrides (a *profile*, e.g. ``infra/training/gpu-profile.yaml``) as one DVC experiment.
 
-A profile is a flat mapping of ``section.key`` to a value. Every key must exist in ``params.yaml`` and every
+A profile is a flat mapping of ``section.key`` to a value (a plain one, or a list of plain ones: ``seeds``). Every key must exist in ``params.yaml`` and every
 value is validated with the params schema (as a sweep's grid is) before DVC starts, so a profile cannot name a
 file (DVC's ``FILE:key`` form), a path or an interpolation (``${...}``), and a typo fails at once instead of
 after the first stages. ``dvc exp run -S`` then applies it: the experiment is a normal DVC experiment that
@@ -29,9 +29,9 @@ def load_profile(path: str | Path, params_file: Path = PROJECT_PARAMS_FILE) -> d
     if not isinstance(data, dict) or not data:
         raise SweepError(f"{path}: expected a mapping of params keys (section.key) to values")
     for key, value in data.items():
-        if isinstance(value, (dict, list)):
-            raise SweepError(f"{path}: {key}: a profile value is a plain number, string, boolean or null, "
-                             f"got {value!r}")
+        if isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value)):
+            raise SweepError(f"{path}: {key}: a profile value is a plain number, string, boolean or null, or a "
+                             f"list of them (a section's seeds), got {value!r}")
     return check_point(data, params_file)  # keys exist, no ${...}, values valid by the params schema
 
 

@@ -169,12 +169,67 @@ def calibration_table(report: dict) -> str:
         f"{calibration['scope']}.)\n"
 
 
+STAGE_SECONDS = "benchmarks/results/stage_seconds.json"
+
+
+def _wrapped(paragraph: str) -> str:
+    """A generated paragraph wrapped as the README's prose is (a table row is never wrapped)."""
+    import textwrap
+
+    return textwrap.fill(paragraph, width=115, break_on_hyphens=False, break_long_words=False) + "\n"
+
+
+def repro_cost(timing: dict) -> str:
+    """The README's cost of ``make repro``, from the committed stage timings (``benchmarks.stage_seconds``): the
+    whole run set-up included, ``dvc repro`` from first stage to last, and where the time goes."""
+    stages = {k: v for k, v in timing["stages"].items() if k not in timing.get("carried_over", [])}
+    minutes = lambda s: f"{s / 60:.0f}" if s >= 600 else f"{s / 60:.1f}"  # noqa: E731
+    training = sum(v for k, v in stages.items() if k.startswith("train_"))
+    seeded = sum(v for k, v in stages.items() if k == "train_span" or k.startswith("train_quail_mc@"))
+    predicting = sum(v for k, v in stages.items() if k.startswith("predict_"))
+    around = (timing["log_span_s"] - timing["stage_total_s"]) / max(1, len(stages))
+    cpu = timing.get("cpu") or {}
+    how = ", ".join(filter(None, ["on a fresh clone" if timing.get("fresh_clone") else "",
+                                  "with nothing else running" if timing.get("alone") else "while other work ran at times"]))
+    processor = f"an {cpu['model']}" if cpu.get("model") else "this machine"
+    bf16 = {True: " with native bfloat16", False: " without native bfloat16"}.get(cpu.get("native_bf16"), "")
+    whole = (f"`make repro` {minutes(timing['make_repro_s'])} min, set-up included"
+             if timing.get("make_repro_s") else "`make repro` (its set-up not timed)")
+    return _wrapped(f"What they cost on two CPU cores: {whole} ({minutes(timing['log_span_s'])} min of `dvc repro` from its "
+            f"first stage to its last, measured {how} on {processor}{bf16}; per stage in `{STAGE_SECONDS}`): "
+            f"training {minutes(training)} min, of which the training runs of the span model and of each QuAIL "
+            f"multiple-choice model (the systems whose rows carry a verdict) take {minutes(seeded)}, prediction "
+            f"{minutes(predicting)}, and about {around:.0f} s around each stage.")
+
+
+TEST_DURATIONS = "benchmarks/results/test_durations.json"
+
+
+def test_cost(profile: dict) -> str:
+    """The README's cost of ``make test``, from the committed profile of a whole run (``make test-durations``)."""
+    machine = profile.get("machine") or {}
+    where = f" of an {machine['processor']}" if machine.get("processor") else ""
+    bf16 = {True: " with native bfloat16", False: " without native bfloat16"}.get(machine.get("avx512_bf16"), "")
+    outcomes = ", ".join(f"{n} {k}" for k, n in sorted((profile.get("outcomes") or {}).items()))
+    return _wrapped(f"What they cost on two cores{where}{bf16}: `make test` {profile['seconds_wall'] / 60:.1f} min of pytest "
+            f"({profile['tests']} tests on {profile['workers']} pytest-xdist workers: {outcomes}; `TEST_WORKERS=0` "
+            f"for one process), of which the tests not marked slow, what `make test-fast` runs, take "
+            f"{profile['seconds_not_slow'] / 60:.1f} of the {profile['seconds_total'] / 60:.0f} test-minutes "
+            f"(`{TEST_DURATIONS}`, measured by `make test-durations`).")
+
+
 def blocks(root: Path = ROOT) -> dict[str, str]:
     """Each README block's new text, by marker name; a block whose source is absent is left out."""
     out = {"results": table(json.loads((root / PATHS.compare.report).read_text(encoding="utf-8"))["pairs"])}
     nlquad = json.loads((root / PATHS.build_nlquad.report).read_text(encoding="utf-8"))
     if "calibration" in nlquad:
         out["nlquad-calibration"] = calibration_table(nlquad)
+    tests = root / TEST_DURATIONS
+    if tests.exists():
+        out["test-cost"] = test_cost(json.loads(tests.read_text(encoding="utf-8")))
+    timing = root / STAGE_SECONDS
+    if timing.exists():
+        out["repro-cost"] = repro_cost(json.loads(timing.read_text(encoding="utf-8")))
     from pipeline.experiments.readings import readings
 
     out["readings"] = readings(root)
