@@ -87,3 +87,16 @@ def mean_over_runs(reports: Sequence[Any], digits: int = 2) -> Any:
     if isinstance(first, int) and all(r == first for r in reports):
         return first
     return round(sum(float(r) for r in reports) / len(reports), digits)
+
+
+def prune_runs(folder: Path, seeds: Sequence[int]) -> None:
+    """Remove ``folder/seeds/<seed>`` of seeds no longer listed: a run's curves replace only their own entries
+    (``pipeline.training.curves``), so a seed dropped from the list would otherwise keep its old curves."""
+    import shutil
+
+    keep = {str(s) for s in seeds}
+    runs = Path(folder) / SEEDS_DIR
+    if runs.is_dir():
+        for entry in runs.iterdir():
+            if entry.name not in keep and not entry.name.startswith(".") and entry.is_dir():
+                shutil.rmtree(entry)

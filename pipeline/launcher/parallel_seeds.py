@@ -24,6 +24,7 @@ import os
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable
@@ -32,13 +33,15 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.common.logs import get_logger
 from pipeline.common.processes import dies_with_this_process, stop_process_group
-from pipeline.launcher.torchrun import LAUNCH_DIR, ERROR_LINE, Train, _write_atomic, launch, train_stage
+from pipeline.launcher.torchrun import (ERROR_LINE, LAUNCH_DIR, STAGE_MODULE, STAGES_PACKAGE, Train, _write_atomic,
+                                       launch)
 
 if TYPE_CHECKING:
     from pipeline.params import Params
     from pipeline.training.config import TrainBudget
 
 WORKER = "pipeline.launcher.seed_process"
+SEED_FUNCTIONS = ("train", "predict")  # what a stage module offers to run one seed
 RUN_ID_ENV = "QA_PIPELINE_SEED_RUN_ID"  # the run a seed process's spec must carry
 
 
@@ -62,20 +65,42 @@ def side_by_side(section: TrainBudget, params: Params) -> int:
 def train_each_seed(train: Train, params: Params, variant: str, section: TrainBudget,
                     run_dir: Callable[[int], Path]) -> list[dict[str, Any]]:
     """What ``train`` returned for every seed of ``section``, in the section's order: one after another
-    (:func:`launch`), or ``side_by_side`` runs at a time, each in a process of its own."""
+    (:func:`launch`), or ``side_by_side`` runs at a time, each in a process of its own (its launch spec in the
+    run's own folder)."""
     width = side_by_side(section, params)
     if width == 1:
         return [launch(train, params, variant, run_dir(seed), seed=seed) for seed in section.seeds]
-    stage = train_stage(train)
-    get_logger().info("%s@%s: %d seeds, %d at a time (parallel_runs), %d thread(s) each", stage, variant,
-                      len(section.seeds), width, section.cpu_threads)
-    return _run_side_by_side(stage, variant, params, list(section.seeds), run_dir, width)
+    return _run_side_by_side(stage_function(train), variant, params, section, run_dir, width)
+
+
+def predict_each_seed(predict: Callable[..., dict[str, Any]], params: Params, variant: str,
+                      section: TrainBudget) -> list[dict[str, Any]]:
+    """What ``predict(params, variant, seed=)`` returned for every seed, in the section's order: one after another
+    in this process, or ``side_by_side`` at a time, each in a process of its own with ``cpu_threads`` threads,
+    as the runs trained (a prediction's logits depend on the thread count, never on what runs beside it). The
+    launch specs go to a private temporary folder: the models are another stage's outputs."""
+    width = side_by_side(section, params)
+    if width == 1:
+        return [predict(params, variant, seed=seed) for seed in section.seeds]
+    with tempfile.TemporaryDirectory(prefix="qa-predict-") as tmp:
+        return _run_side_by_side(stage_function(predict), variant, params, section,
+                                 lambda seed: Path(tmp) / str(seed), width)
+
+
+def stage_function(fn: Callable[..., Any]) -> tuple[str, str]:
+    """(stage module, function) of a stage's ``train`` or ``predict``: the only names a seed's spec may carry."""
+    module, name = fn.__module__, fn.__name__
+    stage = module.removeprefix(STAGES_PACKAGE + ".")
+    if module == stage or name not in SEED_FUNCTIONS or not STAGE_MODULE.fullmatch(stage):
+        raise TypeError(f"{module}.{name}: what a seed process runs is {STAGES_PACKAGE}.<stage>.<one of "
+                        f"{', '.join(SEED_FUNCTIONS)}>")
+    return stage, name
 
 
 class _SeedRun:
     """One seed's process: its spec, its output pumped to the stage's log, its statistics when it ends."""
 
-    def __init__(self, stage: str, variant: str, params: Params, seed: int, out_dir: Path,
+    def __init__(self, stage: tuple[str, str], variant: str, params: Params, seed: int, out_dir: Path,
                  lines: queue.Queue) -> None:
         self.seed = seed
         self.dir = out_dir / LAUNCH_DIR / f"seed-{seed}"
@@ -84,7 +109,8 @@ class _SeedRun:
         self.spec, self.stats = self.dir / "spec.json", self.dir / "stats.json"
         self.stats.unlink(missing_ok=True)
         run_id = f"qa-{uuid.uuid4().hex[:12]}"
-        _write_atomic(self.spec, json.dumps({"stage": stage, "variant": variant, "run_id": run_id, "seed": seed,
+        _write_atomic(self.spec, json.dumps({"stage": stage[0], "function": stage[1], "variant": variant,
+                                             "run_id": run_id, "seed": seed,
                                              "params": params.model_dump(mode="json")}).encode())
         env = dict(os.environ, PYTHONUNBUFFERED="1", **{RUN_ID_ENV: run_id})
         # started from the stage's own thread (the kernel ties the child's death signal to the forking thread)
@@ -128,9 +154,12 @@ class _SeedRun:
                 pass
 
 
-def _run_side_by_side(stage: str, variant: str, params: Params, seeds: list[int], run_dir: Callable[[int], Path],
-                      width: int) -> list[dict[str, Any]]:
+def _run_side_by_side(stage: tuple[str, str], variant: str, params: Params, section: TrainBudget,
+                      run_dir: Callable[[int], Path], width: int) -> list[dict[str, Any]]:
     log = get_logger()
+    seeds = list(section.seeds)
+    log.info("%s.%s@%s: %d seeds, %d at a time (parallel_runs), %d thread(s) each", *stage, variant, len(seeds),
+             width, section.cpu_threads)
     lines: queue.Queue = queue.Queue()
     waiting, running, done = list(seeds), [], {}
     try:

@@ -2,34 +2,42 @@
 ``python -m pipeline.launcher.seed_process SPEC`` (started by a training stage, never by hand). It reads the
 spec the way a torchrun worker does (this user's private file, written for the run named in its environment,
 a stage module by name, params that pass the schema, an integer seed), calls that stage's
-``train(params, variant, seed=)`` and writes what it returns beside the spec. It dies with the stage."""
+``train(params, variant, seed=)`` or ``predict(params, variant, seed=)`` (the only two names a spec may carry)
+and writes what it returns beside the spec. It dies with the stage."""
 
 from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
 import sys
 from pathlib import Path
 
 from pipeline.common.processes import die_with_parent
-from pipeline.launcher.parallel_seeds import RUN_ID_ENV
-from pipeline.launcher.torchrun import STAGES_PACKAGE, TRAIN_NAME, SpecError, _write_atomic, read_spec
+from pipeline.launcher.parallel_seeds import RUN_ID_ENV, SEED_FUNCTIONS
+from pipeline.launcher.torchrun import STAGES_PACKAGE, SpecError, _write_atomic, read_spec
 
 
 def main(spec_path: Path) -> None:
     die_with_parent(os.getppid())
+    # the training loop's progress lines, to the stage that forwards them (prefixed with the seed) to its log:
+    # an import on the way installs a root handler at WARNING, which would drop them
+    logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(levelname)s %(message)s", force=True)
     try:
         stage, variant, params, seed = read_spec(spec_path, os.environ.get(RUN_ID_ENV, ""))
+        function = json.loads(spec_path.read_text(encoding="utf-8")).get("function", "train")
         if seed is None:
-            raise SpecError(f"{spec_path}: a seed process trains one seed; the spec names none")
+            raise SpecError(f"{spec_path}: a seed process runs one seed; the spec names none")
+        if function not in SEED_FUNCTIONS:
+            raise SpecError(f"{spec_path}: function must be one of {', '.join(SEED_FUNCTIONS)}, got {function!r}")
         module = importlib.import_module(f"{STAGES_PACKAGE}.{stage}")
     except (SpecError, ModuleNotFoundError) as exc:
         raise SystemExit(f"SpecError: {exc}") from None
-    train = getattr(module, TRAIN_NAME, None)
-    if not callable(train):
-        raise SystemExit(f"SpecError: {STAGES_PACKAGE}.{stage} has no {TRAIN_NAME}(params, variant, seed=)")
-    result = train(params, variant, seed=seed)
+    run_seed = getattr(module, function, None)
+    if not callable(run_seed):
+        raise SystemExit(f"SpecError: {STAGES_PACKAGE}.{stage} has no {function}(params, variant, seed=)")
+    result = run_seed(params, variant, seed=seed)
     _write_atomic(spec_path.with_name("stats.json"), json.dumps(result).encode())
 
 

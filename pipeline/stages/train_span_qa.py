@@ -15,7 +15,7 @@ from pathlib import Path
 from pipeline.common.layout import PATHS, Layout
 from pipeline.common.files import write_json
 from pipeline.common.logs import get_logger
-from pipeline.common.seed_runs import SEEDS_DIR, run_dir
+from pipeline.common.seed_runs import SEEDS_DIR, prune_runs, run_dir
 from pipeline.span_qa.data import SpanExamples, load_examples
 from pipeline.span_qa.features import WindowFeatures, build_windows
 from pipeline.nlquad.metrics import evaluate as score
@@ -141,6 +141,7 @@ def run(params: Params, name: str) -> dict:
     finished seeds' models when it reruns the stage, so they train again."""
     kind = kind_of(params, name)
     (kind.model_dir / SEEDS_DIR).mkdir(parents=True, exist_ok=True)  # a DVC out, even with one seed
+    prune_runs(kind.trained.live, kind.p.seeds)
     every = train_each_seed(train, params, name, kind.p, kind.run_dir)
     for stats in every:
         print({k: stats[k] for k in ("seed", "tokens_per_s_this_run", "resumed_from_step", "device", "precision")})

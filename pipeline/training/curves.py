@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.common.seed_runs import SEEDS_DIR
+
 RECENT = 10  # steps the reported "final loss" averages over
 
 @dataclass
@@ -114,14 +116,32 @@ class TrainingCurves:
         self.live.make_summary()
 
     def close(self, history: TrainingHistory) -> None:
+        """The new log in place of the old one, entry by entry (``metrics.json``, ``plots/``: each swapped whole),
+        leaving the other runs' curves in the folder (``seeds/<seed>/``, written by runs that may still be
+        training beside this one: moving the whole folder lost them)."""
         self._summary(history)
         self.live.end()
-        old = self.log_dir.parent / f".{self.log_dir.name}.old"
-        shutil.rmtree(old, ignore_errors=True)
-        if self.log_dir.exists():
-            self.log_dir.rename(old)
-        self.partial.rename(self.log_dir)
-        shutil.rmtree(old, ignore_errors=True)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        written = sorted(self.partial.iterdir())
+        for entry in written:
+            target, old = self.log_dir / entry.name, self.log_dir / f".{entry.name}.old"
+            _remove(old)
+            if target.exists():
+                target.rename(old)
+            entry.rename(target)
+            _remove(old)
+        kept = {e.name for e in written} | {SEEDS_DIR}
+        for stale in self.log_dir.iterdir():  # what the previous log had and this one does not
+            if stale.name not in kept and not stale.name.startswith("."):
+                _remove(stale)
+        self.partial.rmdir()
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
 
 
 REPORTED = ("steps", "max_steps", "final_loss", "select_metric", "best_step", "dev_best", "dev_last",
