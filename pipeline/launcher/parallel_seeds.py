@@ -1,10 +1,11 @@
 """A section's seeds trained side by side on a CPU: ``parallel_runs`` processes at a time, each with the
 section's ``cpu_threads``.
 
-Why: on two cores a multiple-choice step of 4 x 4 x 128 tokens takes 0.65 s with two threads and 0.92 s with
-one; two one-thread runs side by side take 0.96 s a step each and three 1.55 s: three seeds at once train
-about 1.25x as many steps an hour as one seed at a time on both cores (``benchmarks/parallel_seeds.py``,
-``benchmarks/results/parallel_seeds.json``). A run's weights depend on its own thread
+Why: on two cores a multiple-choice step of 4 x 4 x 128 tokens took 0.70 s with two threads and 0.99 s with
+one; two one-thread runs side by side took 1.01 s a step each and three 1.57 s: three seeds at once train
+about 1.3x as many of those steps an hour as one seed at a time on both cores (``benchmarks/parallel_seeds.py``,
+``benchmarks/results/parallel_seeds.json``); in the QuAIL stages, whose batches are padded to their longest,
+about 1.1x (docs/training.md). A run's weights depend on its own thread
 count (a sum split over threads rounds by their number), never on what runs beside it, so a seed trained here
 is the same run, to the bit, as the seed trained alone with the same ``cpu_threads`` (tested).
 
@@ -45,12 +46,12 @@ SEED_FUNCTIONS = ("train", "predict")  # what a stage module offers to run one s
 RUN_ID_ENV = "QA_PIPELINE_SEED_RUN_ID"  # the run a seed process's spec must carry
 
 
-def side_by_side(section: TrainBudget, params: Params) -> int:
+def side_by_side(section: TrainBudget, params: Params | None) -> int:
     """How many of the section's seeds train at once: ``parallel_runs`` on a CPU run in the stage's own process,
     else 1 (a GPU trains one run at full width; ``torchrun`` ranks already share the machine). More runs than
-    cores is allowed on purpose: three one-thread runs on two cores train 3 steps in 1.55 s, where two then one
-    take 2 x 0.96 s + 0.92 s for the same three steps."""
-    if section.parallel_runs <= 1 or len(section.seeds) <= 1 or params.distributed.launches:
+    cores is allowed on purpose: three one-thread runs on two cores train 3 steps in 1.57 s, where two then one
+    take 1.01 s + 0.99 s for the same three steps."""
+    if section.parallel_runs <= 1 or len(section.seeds) <= 1 or (params is not None and params.distributed.launches):
         return 1
     if section.device == "cuda":
         return 1
@@ -79,7 +80,7 @@ def predict_each_seed(predict: Callable[..., dict[str, Any]], params: Params, va
     in this process, or ``side_by_side`` at a time, each in a process of its own with ``cpu_threads`` threads,
     as the runs trained (a prediction's logits depend on the thread count, never on what runs beside it). The
     launch specs go to a private temporary folder: the models are another stage's outputs."""
-    width = side_by_side(section, params)
+    width = side_by_side(section, None)  # a prediction never runs under torchrun (its stage reads no `distributed`)
     if width == 1:
         return [predict(params, variant, seed=seed) for seed in section.seeds]
     with tempfile.TemporaryDirectory(prefix="qa-predict-") as tmp:
