@@ -113,6 +113,9 @@ def node_params(root: Path, profile: Path | None) -> dict[str, Any]:
     for key, value in overrides.items():
         section, name = key.split(".", 1)
         data[section][name] = value
+    for body in data.values():  # the node trains its seeds one after another: a seed's own process would
+        if isinstance(body, dict) and "parallel_runs" in body:  # validate its spec with pydantic, which it lacks
+            body["parallel_runs"] = 1
     for key in model_keys():
         section, name = key.split(".", 1)
         if data[section][name] == OFFLINE_MODEL:
