@@ -295,7 +295,7 @@ def test_a_worker_rebuilds_only_what_the_spec_names(tmp_path, monkeypatch):
     def check(record: dict, run_id: str = "qa-0123456789ab", mode: int = 0o600) -> tuple:
         spec.write_text(json.dumps(record))
         spec.chmod(mode)
-        return read_spec(spec, run_id)
+        return read_spec(spec, run_id)[:4]
 
     assert check(good)[:2] == ("train_quail_mc", "full")
     assert check(good)[2].model_dump(mode="json") == params.model_dump(mode="json")
@@ -304,9 +304,13 @@ def test_a_worker_rebuilds_only_what_the_spec_names(tmp_path, monkeypatch):
                          ({**good, "seed": "43; rm"}, "seed must be"), ({**good, "seed": True}, "seed must be"),
                          ({**good, "stage": ["train_quail_mc"]}, "module name"),
                          ({**good, "params": {**good["params"], "quail_mc": {"batch_size": "x"}}}, "quail_mc"),
+                         ({**good, "function": "predict"}, "function must be"),  # a torchrun worker trains only
+                         ({**good, "function": "__init__"}, "function must be"),
                          ({k: v for k, v in good.items() if k != "params"}, "not a launch spec")):
         with pytest.raises(SpecError, match=message):
             check(bad)
+    spec.write_text(json.dumps({**good, "function": "predict", "seed": 43}))
+    assert read_spec(spec, "qa-0123456789ab", ("train", "predict"))[3:] == (43, "predict")  # a seed process's
     with pytest.raises(SpecError, match="not this run"):
         check(good, run_id="qa-ffffffffffff")  # a spec left by another launch
     with pytest.raises(SpecError, match="writable only by it"):

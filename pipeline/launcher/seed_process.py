@@ -7,7 +7,6 @@ and writes what it returns beside the spec. It dies with the stage."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import os
@@ -16,7 +15,7 @@ from pathlib import Path
 
 from pipeline.common.processes import die_with_parent
 from pipeline.launcher.parallel_seeds import RUN_ID_ENV, SEED_FUNCTIONS
-from pipeline.launcher.torchrun import STAGES_PACKAGE, SpecError, _write_atomic, read_spec
+from pipeline.launcher.torchrun import _write_atomic, spec_function
 
 
 def main(spec_path: Path) -> None:
@@ -24,19 +23,9 @@ def main(spec_path: Path) -> None:
     # the training loop's progress lines, to the stage that forwards them (prefixed with the seed) to its log:
     # an import on the way installs a root handler at WARNING, which would drop them
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(levelname)s %(message)s", force=True)
-    try:
-        stage, variant, params, seed = read_spec(spec_path, os.environ.get(RUN_ID_ENV, ""))
-        function = json.loads(spec_path.read_text(encoding="utf-8")).get("function", "train")
-        if seed is None:
-            raise SpecError(f"{spec_path}: a seed process runs one seed; the spec names none")
-        if function not in SEED_FUNCTIONS:
-            raise SpecError(f"{spec_path}: function must be one of {', '.join(SEED_FUNCTIONS)}, got {function!r}")
-        module = importlib.import_module(f"{STAGES_PACKAGE}.{stage}")
-    except (SpecError, ModuleNotFoundError) as exc:
-        raise SystemExit(f"SpecError: {exc}") from None
-    run_seed = getattr(module, function, None)
-    if not callable(run_seed):
-        raise SystemExit(f"SpecError: {STAGES_PACKAGE}.{stage} has no {function}(params, variant, seed=)")
+    run_seed, variant, params, seed = spec_function(spec_path, os.environ.get(RUN_ID_ENV, ""), SEED_FUNCTIONS)
+    if seed is None:
+        raise SystemExit(f"SpecError: {spec_path}: a seed process runs one seed; the spec names none")
     result = run_seed(params, variant, seed=seed)
     _write_atomic(spec_path.with_name("stats.json"), json.dumps(result).encode())
 

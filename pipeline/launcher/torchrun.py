@@ -231,10 +231,11 @@ class SpecError(ValueError):
     """A launch spec this worker will not act on."""
 
 
-def read_spec(path: Path, run_id: str) -> tuple[str, str, Params, int | None]:
-    """The stage, variant, params and seed (None: the section's reference run) of a launch spec, checked: this
-    user's private file, written for the run ``run_id``, naming a stage module by name only, with params that
-    pass the schema and a seed that is an integer."""
+def read_spec(path: Path, run_id: str, functions: tuple[str, ...] = (TRAIN_NAME,)
+              ) -> tuple[str, str, Params, int | None, str]:
+    """The stage, variant, params, seed (None: the section's reference run) and function of a launch spec,
+    checked: this user's private file, written for the run ``run_id``, naming a stage module by name only and
+    one of ``functions`` (absent: the first), with params that pass the schema and a seed that is an integer."""
     from pipeline.params import ParamsError, validate_params  # the boundary's check; it changes no value
 
     if not trusted_file(path):
@@ -242,7 +243,7 @@ def read_spec(path: Path, run_id: str) -> tuple[str, str, Params, int | None]:
     try:
         spec = json.loads(path.read_text(encoding="utf-8"))
         stage, variant, spec_run, raw = spec["stage"], spec["variant"], spec["run_id"], spec["params"]
-        seed = spec.get("seed")
+        seed, function = spec.get("seed"), spec.get("function", functions[0])
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
         raise SpecError(f"{path}: not a launch spec ({exc})") from None
     if spec_run != run_id:
@@ -253,25 +254,36 @@ def read_spec(path: Path, run_id: str) -> tuple[str, str, Params, int | None]:
         raise SpecError(f"{path}: params must be a mapping of params sections")
     if seed is not None and (type(seed) is not int or seed < 0):
         raise SpecError(f"{path}: seed must be a non-negative integer or null, got {seed!r}")
+    if function not in functions:
+        raise SpecError(f"{path}: function must be one of {', '.join(functions)}, got {function!r}")
     try:  # the sections the stage declared, as its own process validated them
         params = validate_params(raw, f"{path} params", tuple(raw))
     except ParamsError as exc:
         raise SpecError(str(exc)) from None
-    return stage, variant, params, seed
+    return stage, variant, params, seed, function
+
+
+def spec_function(spec_path: Path, run_id: str, functions: tuple[str, ...] = (TRAIN_NAME,)
+                  ) -> tuple[Callable[..., dict], str, Params, int | None]:
+    """The stage function a launch spec names, imported, with its variant, params and seed: what a torchrun
+    worker and a seed process run. A spec that fails :func:`read_spec`, or names a stage module without that
+    function, ends the process with a one-line ``SpecError``."""
+    try:
+        stage, variant, params, seed, function = read_spec(spec_path, run_id, functions)
+        module = importlib.import_module(f"{STAGES_PACKAGE}.{stage}")
+    except (SpecError, ModuleNotFoundError) as exc:
+        raise SystemExit(f"SpecError: {exc}") from None
+    found = getattr(module, function, None)
+    if not callable(found):
+        raise SystemExit(f"SpecError: {STAGES_PACKAGE}.{stage} has no {function}(params, variant)")
+    return found, variant, params, seed
 
 
 def _worker(spec_path: Path) -> None:
     """One torchrun process: the spec's stage's ``train(params, variant)``; rank 0 writes what it returns. It dies with its torchrun agent (which dies with the stage): no worker outlives a killed
     stage."""
     die_with_parent(os.getppid())
-    try:
-        stage, variant, params, seed = read_spec(spec_path, os.environ.get("TORCHELASTIC_RUN_ID", ""))
-        module = importlib.import_module(f"{STAGES_PACKAGE}.{stage}")
-    except (SpecError, ModuleNotFoundError) as exc:
-        raise SystemExit(f"SpecError: {exc}") from None
-    train = getattr(module, TRAIN_NAME, None)
-    if not callable(train):
-        raise SystemExit(f"SpecError: {STAGES_PACKAGE}.{stage} has no {TRAIN_NAME}(params, variant)")
+    train, variant, params, seed = spec_function(spec_path, os.environ.get("TORCHELASTIC_RUN_ID", ""))
     keep = _init_process_group()  # before Accelerate, which uses the group it finds
     result = train(params, variant) if seed is None else train(params, variant, seed=seed)
     del keep
