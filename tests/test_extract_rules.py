@@ -363,6 +363,44 @@ def test_a_bold_correspondent_line_under_a_cross_head_is_not_a_second_heading(li
     assert [(s.heading, s.paragraphs) for s in ex.sections] == [("How did it start?", [PARAS[1]])]
 
 
+GREY_LINE_FIGURE = ('<figure class="media-landscape no-caption full-width"><span class="image-and-copyright-container">'
+                    '<img class="js-image-replace" alt="Presentational grey line" '
+                    'src="https://ichef.bbci.co.uk/news/320/cpsprodpb/grey_line.png"></span></figure>')
+GREY_LINE_BLOCK = '<div data-component="image-block"><img alt="Presentational grey line" src="grey_line.png"></div>'
+
+
+@pytest.mark.parametrize("line", ["Analysis box by Anthony Zurcher, North America reporter",
+                                  "Analysis: Anthony Zurcher, BBC North America reporter",
+                                  "Analysis by Anthony Zurcher, North America reporter",
+                                  "Anthony Zurcher, BBC News, Washington"])
+def test_an_analysis_box_inside_a_question_section_ends_with_the_section(line):
+    """A '?' section that carries an analysis box (a grey line, the analyst's bold byline, the analysis, a grey
+    line) before the next cross-head, as 2016-2020 story-body pages and data-component pages do: the answer is
+    the section's text to the next cross-head, the analysis included, the byline not; the byline is not a
+    heading that ends the answer where the box begins."""
+    inner = ('<div class="story-body__inner"><p class="story-body__introduction">' + PARAS[0] + "</p>"
+             '<h2 class="story-body__crosshead">What does it mean?</h2><p>' + PARAS[1] + "</p>" + GREY_LINE_FIGURE
+             + "<p><strong>" + line + "</strong></p><p>" + PARAS[2] + "</p><p>" + PARAS[3] + "</p>"
+             + GREY_LINE_FIGURE + '<h2 class="story-body__crosshead">What next?</h2><p>' + PARAS[4] + "</p></div>")
+    ex = extract_page(_story_body(inner), "https://www.bbc.co.uk/news/world-us-canada-43000001")
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [
+        ("What does it mean?", [PARAS[1], PARAS[2], PARAS[3]]), ("What next?", [PARAS[4]])]
+    blocks = (_text(PARAS[0]) + '<div data-component="subheadline-block"><h2>Is it safe?</h2></div>' + _text(PARAS[1])
+              + GREY_LINE_BLOCK + _text(f"<b>{line}</b>") + _text(PARAS[2]) + GREY_LINE_BLOCK
+              + '<div data-component="subheadline-block"><h2>What next?</h2></div>' + _text(PARAS[4]))
+    ex = extract_page(_data_component(blocks), "https://www.bbc.com/news/articles/c4n1l6wx98go")
+    assert [(s.heading, s.paragraphs) for s in ex.sections] == [("Is it safe?", [PARAS[1], PARAS[2]]),
+                                                                ("What next?", [PARAS[4]])]
+
+
+@pytest.mark.parametrize("text", ["Analysis of the vote shows a split", "Paris, France",
+                                  "Jeremy Corbyn, Labour leader, said no.", "By then it was too late."])
+def test_prose_that_starts_like_a_byline_stays_answer_text(text):
+    from pipeline.nlquad.extract import is_byline
+
+    assert not is_byline(text)
+
+
 @pytest.mark.parametrize("label", ['<div><a href="http://newsforums.bbc.co.uk/x"><b>HAVE YOUR SAY</b></a></div>',
                                    '<div><b><a href="http://newsforums.bbc.co.uk/x">HAVE YOUR SAY</a></b></div>'])
 def test_2008_have_your_say_box_whose_label_is_a_link_is_not_answer_text(label):

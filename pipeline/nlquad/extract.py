@@ -75,12 +75,19 @@ _FURNITURE_TEXT = re.compile(
     r"the bbc is not responsible for the content of external|let us know you agree to cookies|"
     r"we use cookies to give you the best online experience|you may also be interested in)",
     re.IGNORECASE)
-# A byline or a correspondent's line, alone in its paragraph (often in bold, sometimes right under a cross-head):
-# "By Jane Smith", "Analysis by Jonathan Amos, science correspondent", "Jonathan Amos, BBC science correspondent".
+# A byline or a correspondent's line, alone in its paragraph (often in bold, sometimes right under a cross-head,
+# or opening an analysis box inside a section, the box then going on between grey lines): "By Jane Smith",
+# "Analysis by Jonathan Amos, science correspondent", "Analysis box by Jon Sopel, North America editor" (the
+# story-body CMS's label), "Analysis: Jon Sopel, North America editor", "Jonathan Amos, BBC science
+# correspondent", "Jane Smith, BBC News, Washington". Taken for a bold cross-head, one would end the question's
+# answer where the box begins.
+_NAME = r"[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,3}"
 _BYLINE = re.compile(
-    r"^(?:(?i:analysis|comment|opinion|report|reporting|words|interview)\s+)?(?i:by)\s+[A-Z][^.!?]*$|"
-    r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,3},\s+(?:[\w'’-]+\s+){0,4}"
-    r"(?i:correspondent|editor|reporter|analyst|presenter|producer|journalist)(?:,\s*[\w ]{1,30})?$")
+    r"^(?:(?i:analysis|comment|opinion|report|reporting|words|interview)(?:\s+(?i:box))?\s+)?(?i:by)\s+[A-Z][^.!?]*$|"
+    r"^(?i:analysis|comment|opinion)(?:\s+(?i:box))?\s*[:|–—-]\s*" + _NAME + r"(?:,\s*[^.!?]{1,60})?$|"
+    r"^" + _NAME + r",\s+(?:[\w'’-]+\s+){0,4}"
+    r"(?i:correspondent|editor|reporter|analyst|presenter|producer|journalist)(?:,\s*[\w ]{1,30})?$|"
+    r"^" + _NAME + r",\s+BBC(?: [A-Z][\w'’-]*){0,3}(?:,\s*[A-Z][\w ]{1,30})?$")
 _BYLINE_MAX_WORDS = 12
 # In-body market data on business pages (2010s): index values in a box that says when it was updated
 _MARKET_DATA = re.compile(r"\bdata delayed by \d+ min|\blast updated at \d{1,2}:\d\d", re.IGNORECASE)
