@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from benchmarks._common import dvclive_series, write_result
+from pipeline.common.seed_runs import runs_of
 from pipeline.common.manifest import source_path
 from pipeline.common.paired import paired_difference
 from pipeline.strategyqa.data import load_questions
@@ -41,7 +42,9 @@ def summarise(archive: Path, gold: dict[str, bool]) -> dict:
     report = json.loads(files[reports[0]])
     train = json.loads(files[f"reports/train_strategyqa_qa_{setting}.json"])
     section = yaml.safe_load(files["params.yaml"])["strategyqa_qa"]
-    predictions = json.loads(files[f"data/predictions/strategyqa_{setting}.json"])
+    raw = json.loads(files[f"data/predictions/strategyqa_{setting}.json"])
+    # the reference run's answers (a search runs one seed); an archive from before seeds holds them flat
+    predictions = next(iter(runs_of(raw).values())) if set(raw) == {"seeds", "runs"} else raw
     ids = sorted(predictions)
     majority = report["majority_answer"] == "yes"
     paired = paired_difference([float(bool(predictions[i]["answer"]) == gold[i]) for i in ids],

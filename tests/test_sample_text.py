@@ -123,6 +123,10 @@ def test_a_build_outside_the_tolerances_says_so(caplog):
                                     "bm25l_minus_random_window_iou"}
     assert "outside the tolerance" in caplog.text and "questions_naming_their_answer_percent" in caplog.text
     assert report["answer_ranking"]["signal"] and report["drift_by_kind"]["signal"] == []  # naming: easy to find
+    # every question names its section: all anchored, where the oracle's answer-length window finds it exactly
+    anchor = report["by_lexical_anchor"]
+    assert anchor["anchored"]["questions"] == 30 and anchor["elsewhere"]["questions"] == anchor["no_term"]["questions"] == 0
+    assert anchor["anchored"]["bm25l_oracle"]["iou"] == 100.0 > anchor["anchored"]["random_window"]["iou"]
 
 
 def test_a_build_whose_questions_are_not_written_for_their_sections_says_it_has_no_signal(caplog):
@@ -135,6 +139,10 @@ def test_a_build_whose_questions_are_not_written_for_their_sections_says_it_has_
     assert "own_answer_ranked_first_minus_chance" in report["drift_by_kind"]["signal"]
     assert report["answer_ranking"]["signal"] is False and report["answer_ranking"]["articles"] == 10
     assert "lacks the signal the paper's data has" in caplog.text
+    # "What happens next?": its terms are in no document, so every window scores 0 and the first is taken
+    anchor = report["by_lexical_anchor"]
+    assert anchor["no_term"]["questions"] == 30 and anchor["no_term"]["share_percent"] == 100.0
+    assert anchor["anchored"]["questions"] == 0 and anchor["anchored"]["bm25l"]["iou"] is None
 
 
 def test_the_naming_control_changes_what_the_questions_say_and_nothing_else(default_stories):

@@ -11,6 +11,7 @@ import json
 from collections import Counter
 
 from flows.stage import stage_flow
+from pipeline.common.seed_runs import runs_of
 from pipeline.search.tantivy_backend import TantivyBackend
 from pipeline.wiki.paragraphs import dump_paragraphs
 from tests.params_files import project_benchmark_sources, write_params
@@ -60,7 +61,7 @@ def test_ora_p_and_ir_d_run_on_the_generated_sample(shared, small_sample, tmp_pa
     write_params(tmp_path / "params.yaml", {
         "benchmark_sources": project_benchmark_sources(strategyqa_train="train.json", strategyqa_eval="eval.json"),
         "strategyqa_qa": {"gold_paragraphs": "data/wiki/paragraphs.jsonl", "max_steps": 2, "checkpoint_every": 2,
-                          "batch_size": 4, "max_seq_len": 128, "device": "cpu",
+                          "batch_size": 4, "max_seq_len": 128, "device": "cpu", "seeds": [42, 43],
                           "predicted_decompositions": "predicted.jsonl"},
     })
     params = str(tmp_path / "params.yaml")
@@ -79,12 +80,22 @@ def test_ora_p_and_ir_d_run_on_the_generated_sample(shared, small_sample, tmp_pa
     ora = strategyqa_qa(params, "ora_p")
     assert ora["eval_questions"] == contexts["ora_p"]["questions_with_gold"]["eval"]
     assert ora["eval_empty_context"] == 0 and ora["steps"] == 2
-    preds = json.loads((tmp_path / "data/predictions/strategyqa_ora_p.json").read_text())
-    assert len(preds) == ora["eval_questions"] and all(isinstance(v["answer"], bool) for v in preds.values())
+    # two training runs (seeds 42 and 43): each its own model, answers and curves; the figure is their mean
+    runs = runs_of(json.loads((tmp_path / "data/predictions/strategyqa_ora_p.json").read_text()))
+    assert list(runs) == [42, 43] and ora["seeds"] == [42, 43]
+    assert (tmp_path / "models/strategyqa_ora_p/seeds/43/final/config.json").exists()
+    assert (tmp_path / "dvclive/strategyqa_ora_p/seeds/43/metrics.json").exists()
     gold = {q["qid"]: q["answer"] for q in generated[cut:]}
-    assert set(preds) <= set(gold)
-    assert ora["accuracy"] == round(100 * sum(p["answer"] == gold[q] for q, p in preds.items()) / len(preds), 2)
-    assert all((p["logits"][1] > p["logits"][0]) == p["answer"] for p in preds.values())  # answer = argmax
+    per_run = []
+    for preds in runs.values():
+        assert len(preds) == ora["eval_questions"] and all(isinstance(v["answer"], bool) for v in preds.values())
+        assert set(preds) <= set(gold)
+        assert all((p["logits"][1] > p["logits"][0]) == p["answer"] for p in preds.values())  # answer = argmax
+        per_run.append(round(100 * sum(p["answer"] == gold[q] for q, p in preds.items()) / len(preds), 2))
+    assert ora["over_seeds"]["per_seed"] == per_run and ora["accuracy"] == round(sum(per_run) / 2, 2)
+    assert ora["accuracy_ci95_resamples"] == "runs and questions"
+    assert [r["seed"] for r in ora["training_per_seed"]] == [42, 43]
+    preds = runs[42]
     majority = Counter(q["answer"] for q in generated[:cut] if q["qid"] in ora_train_ids(contexts, generated[:cut]))
     assert ora["majority_answer"] == ("yes" if majority[True] > majority[False] else "no")
     said = ora["majority_answer"] == "yes"

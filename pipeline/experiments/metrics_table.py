@@ -73,7 +73,8 @@ def render(root: Path = ROOT, width: int = WIDTH) -> str:
     on the same questions, in points; their paired intervals are in ``reports/compare.md``)."""
     out: list[str] = []
     for track in TRACKS:
-        rows = read_track(track, root)
+        # a row with no figure (the SDs of a system trained once) says nothing a reader needs
+        rows = {n: r for n, r in read_track(track, root).items() if any(v is not None for v in r.values())}
         if not rows:
             continue
         absolute = {n: r for n, r in rows.items() if "-" not in n}

@@ -14,7 +14,10 @@ A figure that no cited file holds is either stale, or computed in the prose (a r
 from somewhere that is not committed (a log): cite the file that holds it, write the figure into the report it
 belongs in, or leave it out. Code (fenced or inline) is not prose: a command's arguments are not results.
 
-    python -m pipeline.experiments.prose_figures          # every unsupported figure, with its line
+    python -m pipeline.experiments.prose_figures [--revision HEAD]   # every unsupported figure, with its line
+
+The test reads the committed documents and files (``--revision HEAD``): a rebuild that moved a trained figure
+in the workspace leaves the manual describing the committed run, which is what it is checked against.
 """
 
 from __future__ import annotations
@@ -71,20 +74,24 @@ def _numbers(value: object) -> Iterator[float]:
             yield from _numbers(v)
 
 
+def read(path: str, root: Path = ROOT, revision: str | None = None) -> str | None:
+    """A file's text in the checkout, or as committed at ``revision`` (what the docs describe: a rebuild on
+    another processor moves the workspace's trained figures, not the committed ones); None when absent."""
+    if revision is None:
+        full = root / path
+        return full.read_text(encoding="utf-8") if full.is_file() else None
+    shown = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=root, capture_output=True, text=True)
+    return shown.stdout if shown.returncode == 0 else None
+
+
 @lru_cache(maxsize=None)
-def file_numbers(path: str, root: Path = ROOT) -> tuple[float, ...]:
-    """Every number a committed JSON, YAML or TSV file holds (sorted, with each share and percent form); an
-    absent file holds none (the citation then supports nothing)."""
-    full = root / path
-    if not full.is_file():
+def file_numbers(path: str, root: Path = ROOT, revision: str | None = None) -> tuple[float, ...]:
+    """Every number a JSON or YAML file holds (sorted, in each of its ``SCALES``); an absent file holds none
+    (the citation then supports nothing)."""
+    text = read(path, root, revision)
+    if text is None:
         return ()
-    text = full.read_text(encoding="utf-8")
-    if full.suffix == ".json":
-        raw = list(_numbers(json.loads(text)))
-    elif full.suffix in (".yaml", ".yml"):
-        raw = list(_numbers(yaml.safe_load(text)))
-    else:
-        raw = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", text)]
+    raw = list(_numbers(json.loads(text) if path.endswith(".json") else yaml.safe_load(text)))
     return tuple(sorted({abs(v) * k for v in raw for k in SCALES}))
 
 
@@ -94,17 +101,21 @@ def paper_sources(root: Path = ROOT) -> tuple[str, ...]:
     return ("benchmarks/expected.yaml", *rows)
 
 
-def supported(figure: str, sources: tuple[str, ...], root: Path = ROOT) -> bool:
+def supported_in(figure: str, sources: tuple[str, ...], root: Path = ROOT, revision: str | None = None) -> bool:
     """Whether a number in ``sources`` rounds to ``figure`` at the figure's own decimals."""
     digits = len(figure.split(".")[1])
     x = abs(float(figure.replace("−", "-")))
     half = 0.5 * 10 ** -digits + 1e-9
     for source in sources:
-        values = file_numbers(source, root)
+        values = file_numbers(source, root, revision)
         i = bisect.bisect_left(values, x - half)
         if i < len(values) and values[i] <= x + half:
             return True
     return False
+
+
+def supported(figure: str, sources: tuple[str, ...], root: Path = ROOT) -> bool:
+    return supported_in(figure, sources, root)
 
 
 def _paragraphs(section: str) -> Iterator[tuple[int, str]]:
@@ -131,8 +142,9 @@ def _blank(match: re.Match[str]) -> str:
     return "\n" * match.group(0).count("\n")
 
 
-def check_text(doc: str, text: str, root: Path = ROOT) -> list[Unsupported]:
-    """Every figure of ``text`` (the file ``doc``) that no source of its paragraph holds."""
+def check_text(doc: str, text: str, root: Path = ROOT, revision: str | None = None) -> list[Unsupported]:
+    """Every figure of ``text`` (the file ``doc``) that no source of its paragraph holds (the sources as in the
+    checkout, or as committed at ``revision``)."""
     text = FENCED.sub(_blank, GENERATED.sub(_blank, text))
     papers = paper_sources(root)
     out: list[Unsupported] = []
@@ -147,7 +159,7 @@ def check_text(doc: str, text: str, root: Path = ROOT) -> list[Unsupported]:
                     continue
                 number, line = m.group(0), prose[:m.start()].count("\n")
                 figure = number.lstrip("+-−")
-                if not supported(figure, sources + papers, root):
+                if not supported_in(figure, sources + papers, root, revision):
                     text_line = prose.split("\n")[line].strip()
                     out.append(Unsupported(doc, offset + first + line + 1, number, sources, text_line[:120]))
         offset += section.count("\n")
@@ -160,12 +172,18 @@ def documents(root: Path = ROOT) -> list[str]:
     return [p for p in listed.stdout.split() if p.endswith(".md")]
 
 
-def check(root: Path = ROOT) -> list[Unsupported]:
-    return [u for doc in documents(root) for u in check_text(doc, (root / doc).read_text(encoding="utf-8"), root)]
+def check(root: Path = ROOT, revision: str | None = None) -> list[Unsupported]:
+    """Every unsupported figure of the README and the docs: the checkout's (``revision`` None), or both the
+    documents and their sources as committed at ``revision``."""
+    return [u for doc in documents(root) for u in check_text(doc, read(doc, root, revision) or "", root, revision)]
 
 
-def main() -> int:
-    found = check()
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m pipeline.experiments.prose_figures", description=__doc__.split("\n")[0])
+    ap.add_argument("--revision", help="check the documents and their sources as committed there (e.g. HEAD)")
+    found = check(revision=ap.parse_args(argv).revision)
     for u in found:
         print(u)
     print(f"{len(found)} figure(s) in prose without a cited source", file=sys.stderr)

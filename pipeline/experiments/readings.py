@@ -127,11 +127,16 @@ def strategyqa(root: Path, pairs: list[dict]) -> str:
     alike = [s for s in settings
              if _json(root, PATHS.strategyqa_qa[s].report).get("predicted_yes_share") in (0, 0.0, 1, 1.0)]
     metric = control["select_metric"]
-    return (f"* **StrategyQA**: trained once each at 20 CPU steps, {len(alike)} of the paper's five settings give "
-            f"every eval question the same answer (a classifier that has not left its prior in 20 steps); the facts "
-            f"control learns ({control['dev_best'][metric]:.1f} on selection-dev) and is "
+    runs = len(_json(root, PATHS.strategyqa_qa["question_only"].report).get("seeds", [None]))
+    steps = _json(root, PATHS.strategyqa_qa["question_only"].train_report)["max_steps"]
+    trained = "trained once each" if runs == 1 else f"trained under {runs} seeds each"
+    verdicts = ("one run: no verdict" if majority["verdict"] == "one run" else
+                f"against the majority {majority['verdict']}, against question-only {question_only['verdict']}")
+    return (f"* **StrategyQA**: {trained} at {steps} steps, {len(alike)} of the paper's five settings give "
+            f"every eval question the same answer (a classifier that has not left its prior in {steps} steps); the "
+            f"facts control learns ({control['dev_best'][metric]:.1f} on selection-dev) and is "
             f"{_interval(majority)} over the majority and {_interval(question_only)} over question-only on the "
-            f"{majority['questions']} eval questions (one run: no verdict). Retrieval here is near-oracle "
+            f"{majority['questions']} eval questions ({verdicts}). Retrieval here is near-oracle "
             f"({100 * contexts['gold_share']:.1f}% of the corpus is StrategyQA evidence).")
 
 

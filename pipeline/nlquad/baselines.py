@@ -28,8 +28,12 @@ def _analyzer():
     return tantivy_analyzer()  # the search stages' English analysis, so "BM25" means one thing here
 
 
-def _analyze(text: str) -> list[str]:
+def analyze(text: str) -> list[str]:
+    """The terms BM25L matches: the search stages' English analysis."""
     return _analyzer().analyze(text)
+
+
+_analyze = analyze
 
 
 def _window(offsets: list[tuple[int, int]], first_word: int, n_words: int) -> tuple[int, int]:

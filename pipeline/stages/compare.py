@@ -144,21 +144,28 @@ def strategyqa_pairs() -> list[dict]:
     gold = {q.qid: bool(q.answer) for q in load_questions(source_path("strategyqa_eval"))}
     answers, majority = {}, {}
     for setting in SETTINGS:
-        answers[setting] = {qid: bool(v["answer"]) for qid, v in _json(PATHS.strategyqa_qa[setting].predictions).items()}
+        # {seed: {qid: answer}}: every training run of the setting
+        answers[setting] = {seed: {qid: bool(v["answer"]) for qid, v in run.items()}
+                            for seed, run in runs_of(_json(PATHS.strategyqa_qa[setting].predictions)).items()}
         majority[setting] = _json(PATHS.strategyqa_qa[setting].report)["majority_answer"] == "yes"
+
+    def correct(setting: str, ids: list[str]) -> list[list[float]]:
+        return [[float(run[i] == gold[i]) for i in ids] for run in answers[setting].values()]
+
+    def common(*settings: str) -> list[str]:
+        return sorted(set.intersection(*(set(run) for s in settings for run in answers[s].values())))
+
     out = []
     for setting in SETTINGS:
-        ids = sorted(answers[setting])
-        out.append(_pair("strategyqa", "eval", f"qa_{setting}", "majority", "acc",
-                         [[float(answers[setting][i] == gold[i]) for i in ids]],
+        ids = common(setting)
+        out.append(_pair("strategyqa", "eval", f"qa_{setting}", "majority", "acc", correct(setting, ids),
                          [[float(majority[setting] == gold[i]) for i in ids]]))
     for setting in SETTINGS:
         if setting == "question_only":
             continue
-        ids = sorted(set(answers[setting]) & set(answers["question_only"]))
-        out.append(_pair("strategyqa", "eval", f"qa_{setting}", "qa_question_only", "acc",
-                         [[float(answers[setting][i] == gold[i]) for i in ids]],
-                         [[float(answers["question_only"][i] == gold[i]) for i in ids]], baseline_trained=True))
+        ids = common(setting, "question_only")
+        out.append(_pair("strategyqa", "eval", f"qa_{setting}", "qa_question_only", "acc", correct(setting, ids),
+                         correct("question_only", ids), baseline_trained=True))
     return out
 
 

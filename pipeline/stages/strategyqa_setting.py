@@ -30,10 +30,13 @@ class SettingData:
     train_sha256: str
 
 
-def load_setting(p: StrategyQAParams, setting: str) -> SettingData:
+def load_setting(p: StrategyQAParams, setting: str, seed: int | None = None) -> SettingData:
+    """The setting's data, its dev questions drawn with ``seed`` (a training run's; default the reference
+    run's, ``p.seed``): which questions choose the checkpoint is part of what a run draws."""
     ctx = json.loads(PATHS.strategyqa_contexts.contexts.read_text(encoding="utf-8"))
     paragraphs = all_paragraphs(ctx)
     train, dev, evaluation = setting_questions(source_path("strategyqa_train"), source_path("strategyqa_eval"),
-                                               paragraphs, setting, p.dev_share, p.seed)
+                                               paragraphs, setting, p.dev_share,
+                                               p.seed if seed is None else seed)
     return SettingData(paragraphs, ctx["ranked"].get(setting), train, dev, evaluation,
                        source_sha256("strategyqa_train"))

@@ -1,8 +1,10 @@
 """``train_strategyqa_qa@<setting>``: the yes/no classifier of one setting (question only, retrieved by
 question or by decomposition, gold paragraphs, the facts control), its checkpoint chosen on a seeded share of
 the training questions, started from the base model or from the auxiliary BoolQ model
-(``strategyqa_qa.start_from``). Writes the model, its curves and ``train_report``; predicting and scoring are
-stages of their own."""
+(``strategyqa_qa.start_from``), once per seed of ``strategyqa_qa.seeds`` (``pipeline.common.seed_runs``: the
+first seed's model is ``final/``, the others' under ``seeds/<seed>/``; the paper reports each accuracy over 7
+runs). Writes the models, their curves and ``train_report`` (each run's statistics); predicting and scoring
+are stages of their own."""
 
 from __future__ import annotations
 
@@ -11,13 +13,14 @@ from typing import TYPE_CHECKING
 from pipeline.common.files import write_json
 from pipeline.common.layout import PATHS
 from pipeline.common.logs import get_logger
+from pipeline.common.seed_runs import SEEDS_DIR, prune_runs, run_dir
 from pipeline.strategyqa.answering import build_inputs, labels
 from pipeline.strategyqa.data import StrategyQuestion
 from pipeline.stages.strategyqa_setting import load_setting
 from pipeline.training.choice_model import choice_dev_set, train_choice_model
 from pipeline.training.curves import training_report
 from pipeline.training.finetune import TrainConfig, resolve_model_path
-from pipeline.launcher.torchrun import launch
+from pipeline.launcher.parallel_seeds import train_each_seed
 from pipeline.training.pair_encoding import encode_pairs
 
 if TYPE_CHECKING:
@@ -44,13 +47,16 @@ def start_weights(params: Params) -> str:
     return str(PATHS.boolq_aux.model) if p.start_from == "boolq_aux" else p.model_name_or_path
 
 
-def train(params: Params, setting: str) -> dict:
-    """Fit one setting's classifier; run in the stage's process or in every torchrun rank
-    (``pipeline.launcher.torchrun``). Returns the training statistics, the question counts and the start."""
+def train(params: Params, setting: str, seed: int | None = None) -> dict:
+    """Fit one setting's classifier under one seed (default: the reference run's); run in the stage's process,
+    in a seed process of its own or in every torchrun rank (``pipeline.launcher``). The seed also draws which
+    training questions choose the checkpoint. Returns the training statistics, the question counts and the
+    start."""
     from transformers import AutoTokenizer
 
     p = params.strategyqa_qa
-    data = load_setting(p, setting)
+    seed = p.seed if seed is None else seed
+    data = load_setting(p, setting, seed)
     fit, dev, paragraphs, ranked = data.train, data.dev, data.paragraphs, data.ranked
     start = start_weights(params)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(start))
@@ -60,20 +66,36 @@ def train(params: Params, setting: str) -> dict:
         first, second = build_inputs(questions, setting, ranked["train"] if ranked else None, paragraphs)
         return encode_pairs(tokenizer, first, second, p.max_seq_len)
 
-    get_logger().info("strategyqa_qa@%s: %d training questions, %d dev questions for checkpoint selection",
-                      setting, len(fit), len(dev))
+    get_logger().info("strategyqa_qa@%s seed %d: %d training questions, %d dev questions for checkpoint selection",
+                      setting, seed, len(fit), len(dev))
     dev_set = choice_dev_set("classification", features(dev), labels(dev), 2, p.eval_batch_size)
     stats = train_choice_model(
-        "classification", features(fit), labels(fit), 2, TrainConfig.from_params(p.budget_for(setting), start),
-        PATHS.strategyqa_qa[setting].model_dir,
-        {**p.model_dump(exclude={"parallel_runs"}), "setting": setting, "train_questions": len(fit), "train_sha256": data.train_sha256,
-         "start_weights": _weights_digest(start)},
+        "classification", features(fit), labels(fit), 2,
+        TrainConfig.from_params(p.budget_for(setting), start, seed=seed), _run_dir(params, setting, seed),
+        {**p.model_dump(exclude={"seeds", "parallel_runs"}), "seed": seed, "setting": setting,
+         "train_questions": len(fit), "train_sha256": data.train_sha256, "start_weights": _weights_digest(start)},
         label_names=("no", "yes"),  # label 1 = answer True
-        dev=dev_set, log_dir=PATHS.strategyqa_qa[setting].live)
-    return {**stats, "start": start, "train_questions": len(fit), "dev_questions": len(dev)}
+        dev=dev_set, log_dir=_live_dir(params, setting, seed))
+    return {**stats, "seed": seed, "start": start, "train_questions": len(fit), "dev_questions": len(dev)}
+
+
+def _run_dir(params: Params, setting: str, seed: int):
+    return run_dir(PATHS.strategyqa_qa[setting].model_dir, params.strategyqa_qa.seeds, seed)
+
+
+def _live_dir(params: Params, setting: str, seed: int):
+    """The reference run's curves where DVC's plots read them; each other seed's beside them."""
+    live = PATHS.strategyqa_qa[setting].live
+    return live if seed == params.strategyqa_qa.seed else live / SEEDS_DIR / str(seed)
 
 
 def run(params: Params, setting: str) -> dict:
-    stats = launch(train, params, setting, PATHS.strategyqa_qa[setting].model_dir)
-    write_json(PATHS.strategyqa_qa[setting].train_report, {"setting": setting, **training_report(stats)})
-    return stats
+    """Every seed: in turn, or ``parallel_runs`` at a time on a CPU (``pipeline.launcher.parallel_seeds``). A
+    killed stage resumes its unfinished seeds from their last checkpoints."""
+    p = params.strategyqa_qa
+    (PATHS.strategyqa_qa[setting].model_dir / SEEDS_DIR).mkdir(parents=True, exist_ok=True)  # a DVC out, even if empty
+    prune_runs(PATHS.strategyqa_qa[setting].live, p.seeds)
+    every = train_each_seed(train, params, setting, p, lambda seed: _run_dir(params, setting, seed))
+    runs = [training_report(stats) for stats in every]
+    write_json(PATHS.strategyqa_qa[setting].train_report, {"setting": setting, **runs[0], "runs": runs})
+    return {**every[0], "runs": len(runs)}  # the reference run's statistics, for the flow's log

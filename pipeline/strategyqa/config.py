@@ -16,7 +16,6 @@ class _DecompositionSource(StrictModel):
 
     decompositions: Science[Literal["gold", "predicted"]]
     predictions: Infrastructure[str | None] = Field(description="jsonl with qid and decomposition, for 'predicted'")
-    several_seeds: ClassVar[bool] = False  # one run per setting: the StrategyQA stages train the first seed only
     k: Science[int] = Field(ge=1, le=1000, description="paragraphs retrieved per question")
 
     @model_validator(mode="after")
@@ -53,7 +52,6 @@ class StrategyQAParams(TrainBudget):
     ``evaluate_strategyqa_qa@<setting>``). IR-D retrieves the eval questions' paragraphs with the predicted
     decompositions, IR-ORA-D with the gold ones; both train on the gold ones' paragraphs, as the paper."""
 
-    several_seeds: ClassVar[bool] = False  # one run per setting: the StrategyQA stages train the first seed only
     k: Science[int] = Field(ge=1, le=1000, description="paragraphs retrieved per question")
     start_from: Science[Literal["base", "boolq_aux"]] = Field(
         description="base: model_name_or_path; boolq_aux: the auxiliary BoolQ model (train_boolq_aux), as RoBERTa*")
