@@ -114,10 +114,6 @@ def supported_in(figure: str, sources: tuple[str, ...], root: Path = ROOT, revis
     return False
 
 
-def supported(figure: str, sources: tuple[str, ...], root: Path = ROOT) -> bool:
-    return supported_in(figure, sources, root)
-
-
 def _paragraphs(section: str) -> Iterator[tuple[int, str]]:
     """(offset of its first line in the section, text): blank-line separated blocks, a list item or a table row
     each a block of its own."""

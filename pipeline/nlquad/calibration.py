@@ -75,13 +75,15 @@ def by_lexical_anchor(dataset: dict[str, Any], rows: dict[str, dict[str, dict[st
     place overlaps nothing), BM25L's wide windows gain and lose less; so the share of anchored questions moves
     both, the oracle faster. ``rows``: each system's F1 and IoU per question (:func:`f1_and_iou`)."""
     groups: dict[str, list[str]] = {"anchored": [], "elsewhere": [], "no_term": []}
+    document_terms: dict[int, set[str]] = {}  # a document's terms, analysed once for all its questions
     for _, para, qa in iter_article_qas(dataset):
-        question = set(analyze(qa["question"]))
         if qa["id"] not in rows["random_window"]:
             continue
-        answer = set(analyze(qa["answers"][0]["text"]))
-        group = ("anchored" if question & answer else
-                 "elsewhere" if question & set(analyze(para["context"])) else "no_term")
+        question = set(analyze(qa["question"]))
+        if id(para) not in document_terms:
+            document_terms[id(para)] = set(analyze(para["context"]))
+        group = ("anchored" if question & set(analyze(qa["answers"][0]["text"])) else
+                 "elsewhere" if question & document_terms[id(para)] else "no_term")
         groups[group].append(qa["id"])
     total = sum(len(ids) for ids in groups.values()) or 1
     out: dict[str, Any] = {}
