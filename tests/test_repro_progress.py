@@ -118,3 +118,15 @@ def test_the_plan_lists_stages_in_the_order_dvc_runs_them(tmp_path, monkeypatch)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     order = [line.split("'")[1] for line in ran.stdout.splitlines() if line.startswith("Running stage '")]
     assert sorted(plan) == sorted(stages) and plan == order, (plan, order)
+
+
+def test_the_committed_reference_times_every_stage_of_the_pipeline(repo):
+    """make repro's "about N min left" and would_rerun's cost read the committed reference until a checkout has
+    timed its own stages: a stage missing from it is counted as "never timed" on every fresh clone."""
+    from pipeline.experiments.repro import REFERENCE
+
+    names = subprocess.run(["dvc", "stage", "list", "--name-only"], cwd=repo, capture_output=True, text=True,
+                           check=True, env=dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}"
+                                                                 f"{os.environ['PATH']}")).stdout.split()
+    timed = json.loads(REFERENCE.read_text(encoding="utf-8"))["stages"]
+    assert names and not [n for n in names if n not in timed], sorted(set(names) - set(timed))

@@ -46,7 +46,7 @@ def test_would_rerun_works_from_a_subfolder_and_says_so_outside_a_checkout(repo,
     assert "Traceback" not in outside.stderr
 
 
-def test_last_run_is_only_for_stages_that_ran_here_and_the_cost_is_counted(tmp_path):
+def test_last_run_is_only_for_stages_that_ran_here_and_the_cost_is_counted(tmp_path, monkeypatch):
     """An output's file time is the clone's checkout time for a stage that never ran: "last run" comes from the
     stage's own note (flows.stage.record_seconds), and the cost line counts the stages and adds their times."""
     from flows.stage import record_seconds
@@ -56,5 +56,7 @@ def test_last_run_is_only_for_stages_that_ran_here_and_the_cost_is_counted(tmp_p
     assert finished_here(tmp_path) == {}
     record_seconds("quail_baselines", 120.0, tmp_path / ".dvc" / "tmp" / "stage-seconds.json")
     assert set(finished_here(tmp_path)) == {"quail_baselines"}
+    monkeypatch.setattr("pipeline.experiments.repro.stage_seconds",
+                        lambda: {"quail_baselines": 120.0, "difficulty": 3.0})
     assert cost(["quail_baselines", "difficulty", "no_such_stage"]).startswith("3 stage(s), ")
     assert "(1 never timed)" in cost(["quail_baselines", "difficulty", "no_such_stage"])
