@@ -137,6 +137,19 @@ def _api(prefect, method: str, path: str, body: dict | None = None):
     return r.json()
 
 
+def _failed_runs_logs(prefect, flow_names: list[str]) -> str:
+    """The Prefect log lines of every run of these flows that did not complete: a point's own error (its clone,
+    its `dvc exp run`, its push) is in its flow run's logs, not in the worker's console."""
+    runs = _api(prefect, "POST", "/flow_runs/filter", {"flows": {"name": {"any_": flow_names}}})
+    failed = [r for r in runs if r["state_type"] != "COMPLETED"]
+    if not failed:
+        return ""
+    lines = _api(prefect, "POST", "/logs/filter", {"logs": {"flow_run_id": {"any_": [r["id"] for r in failed]}},
+                                                   "sort": "TIMESTAMP_ASC", "limit": 200})
+    names = {r["id"]: f"{r['name']} ({r['state_type']}, {r.get('parameters', {}).get('point', '')})" for r in failed}
+    return "\n".join(f"{names.get(x['flow_run_id'], '?')}: {x['message'][-2000:]}" for x in lines)
+
+
 def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
     """Two real process workers, each point a fresh clone, a `dvc exp run` and a push (2.3-2.8 min beside another
     test worker, measured twice): the points' target is quail_baselines, the cheapest stage with a headline that
@@ -175,9 +188,11 @@ def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
                 break
             time.sleep(3)
         logs_text = "".join((root / f"worker{i}.log").read_text(errors="replace")[-3000:] for i in range(3))
-        assert runs and runs[0]["state_type"] == "COMPLETED", logs_text
+        assert runs and runs[0]["state_type"] == "COMPLETED", (
+            logs_text + "\n" + _failed_runs_logs(prefect, ["sweep", "experiment-point"]))
         points = _api(prefect, "POST", "/flow_runs/filter", {"flows": {"name": {"any_": ["experiment-point"]}}})
-        assert len(points) == 2 and all(p["state_type"] == "COMPLETED" for p in points)
+        assert len(points) == 2 and all(p["state_type"] == "COMPLETED" for p in points), (
+            _failed_runs_logs(prefect, ["experiment-point"]))
         # overlapping: each started before the other ended
         (a, b) = sorted(points, key=lambda p: p["start_time"])
         assert b["start_time"] < a["end_time"], (a["start_time"], a["end_time"], b["start_time"])
