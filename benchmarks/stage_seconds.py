@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="wall-clock seconds of the whole make repro the log is of, set-up included")
     ap.add_argument("--fresh-clone", action="store_true", help="the run was a fresh clone's first make repro")
     ap.add_argument("--alone", action="store_true", help="nothing else ran on the machine meanwhile")
+    ap.add_argument("--commit", default=None,
+                    help="the commit the run was of (default: this checkout's HEAD); the README names it")
     args = ap.parse_args(argv)
     seconds, total = stage_seconds(args.log.read_text(encoding="utf-8", errors="replace"))
     if not seconds:
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     write_result("stage_seconds", {
         "stages": {**seconds, **carried}, "stage_total_s": round(sum(seconds.values()), 1), "log_span_s": total,
         "carried_over": sorted(carried), "make_repro_s": args.make_repro_s, "fresh_clone": args.fresh_clone,
-        "alone": args.alone, "cpu": _cpu(),
+        "alone": args.alone, "cpu": _cpu(), "commit": args.commit or _head(),
         "note": " ".join(filter(None, [args.note, "From a full dvc repro's console on this machine; stages in "
                                        "carried_over did not run in it (their time is the earlier reference's, "
                                        "not in stage_total_s); the reference for make repro's time left"]))},
@@ -86,6 +88,14 @@ def _cpu() -> dict:
         return {}
     model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "")
     return {"model": model, "native_bf16": " avx512_bf16" in info or " amx_bf16" in info}
+
+
+def _head() -> str | None:
+    import subprocess
+
+    run = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parents[1],
+                         capture_output=True, text=True)
+    return run.stdout.strip() or None if run.returncode == 0 else None
 
 
 def _earlier_stages(path: Path) -> dict[str, float]:

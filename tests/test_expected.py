@@ -59,3 +59,19 @@ def test_a_figure_over_seeds_gets_the_tolerance_its_spread_implies(tmp_path):
     (tmp_path / "m.json").write_text(json.dumps({"acc": 48.0}))
     checked = check_row(row, tmp_path)
     assert checked.failed and "+-3.67 (3 x SD 1.5 x sqrt(2/3)): FAIL" in checked.pinned
+
+
+def test_the_no_bf16_rebuild_reads_every_precision_as_fp32_and_checks_the_trained_rows(repo):
+    """benchmarks/no_bf16_rebuild.py: every training section's ``precision: auto`` becomes fp32 (what auto takes
+    on a processor without native bf16), nothing else in params.yaml moves, and the rows it rebuilds are the
+    trained ones (an evaluate_ stage), the seeded pins among them."""
+    from benchmarks.no_bf16_rebuild import as_without_bf16, trained_rows
+
+    text = (repo / "params.yaml").read_text(encoding="utf-8")
+    changed = as_without_bf16(text)
+    assert "precision: auto" not in changed and changed.count("precision: fp32") == text.count("precision: auto") >= 5
+    assert changed.replace("precision: fp32", "precision: auto") == text
+    rows = trained_rows(load_rows(EXPECTED))
+    assert {r["command"].split()[-1] for r in rows} >= {"evaluate_span", "evaluate_quail_mc@full"}
+    assert all(r["command"].split()[-1].startswith("evaluate_") for r in rows)
+    assert any("sd" in r.get("pinned", {}) for r in rows)
