@@ -42,8 +42,10 @@ def test_the_split_is_by_article_seeded_and_in_the_stated_shares(shared):
     assert split_by_title(questions, 0.2, 0.1, 7)[2] != held
 
 
-@pytest.mark.slow  # trains two tiny models
+@pytest.mark.slow  # trains three tiny models
 def test_the_auxiliary_model_trains_and_strategyqa_starts_from_it(shared, small_sample, tmp_path, monkeypatch):
+    """Two auxiliary runs (seeds 42 and 43): the accuracy is their mean with its SD, the interval against the
+    majority resamples runs and articles, and StrategyQA starts from the first seed's model."""
     from flows.stage import stage_flow
     from tests.params_files import project_benchmark_sources, write_params
     from tests.test_strategyqa_tracks_flow import generated_workspace, strategyqa_qa
@@ -58,7 +60,7 @@ def test_the_auxiliary_model_trains_and_strategyqa_starts_from_it(shared, small_
             "device": "cpu"}
     params = write_params(tmp_path / "params.yaml", {
         "benchmark_sources": project_benchmark_sources(strategyqa_train="train.json", strategyqa_eval="eval.json"),
-        "boolq_aux": {"file": "boolq.jsonl", **tiny},
+        "boolq_aux": {"file": "boolq.jsonl", **tiny, "seeds": [42, 43]},
         "strategyqa_qa": {"gold_paragraphs": "data/wiki/paragraphs.jsonl", "predicted_decompositions": "predicted.jsonl",
                           "start_from": "boolq_aux", "control_max_steps": None, **tiny},
     })
@@ -67,9 +69,15 @@ def test_the_auxiliary_model_trains_and_strategyqa_starts_from_it(shared, small_
     report = json.loads((tmp_path / "reports/boolq_aux.json").read_text())
     assert report["versus_majority"]["unit"] == "article" and report["majority_paper"] == 62.2
     assert report["versus_majority"]["units"] == report["heldout_articles"]
+    assert report["versus_majority"]["seeds"] == 2 and report["seeds"] == [42, 43]
+    over = report["over_seeds"]
+    assert over["seeds"] == 2 and report["accuracy"] == over["mean"] == round(sum(over["per_seed"]) / 2, 2)
+    assert [r["seed"] for r in report["training_per_seed"]] == [42, 43]
     assert (tmp_path / "models/boolq_aux/final/config.json").exists()
+    assert (tmp_path / "models/boolq_aux/seeds/43/final/config.json").exists()
     headline = json.loads((tmp_path / "metrics/strategyqa/boolq_aux.json").read_text())
     assert headline["acc"] == report["accuracy"] and headline["majority"] == report["majority_baseline"]
+    assert json.loads((tmp_path / "metrics/strategyqa/boolq_aux.sd.json").read_text())["acc"] == over["sd"]
     for name in ("benchmark_sources", "strategyqa_contexts"):
         stage_flow(name).fn(params_file=params)
     # the StrategyQA classifier starts from the auxiliary weights: its first training loss is that model's

@@ -48,7 +48,6 @@ def test_the_gpu_profile_sets_real_budgets_and_dvc_applies_it_as_written(repo, t
     ("quail_mc.max_steps: [1, 2]\n", "valid integer"),  # a list where the schema wants a number
     ("quail_mc.seeds: [[1], 2]\n", "plain number, string"),
     ("quail_mc.seeds: {a: 1}\n", "plain number, string"),
-    ("boolq_aux.seeds: [1, 2, 3]\n", "do not yet"),  # its stage trains one run
     ("- a\n", "mapping"),
     ("quail_mc.device: cuda\n", "may not set quail_mc.device"),
     ("distributed.rdzv_endpoint: evil.example:29400\n", "may not set distributed.rdzv_endpoint"),
@@ -68,3 +67,4 @@ def test_the_profile_file_is_flat_yaml(repo):
                for k, v in data.items())
     assert data["span_window.seeds"] == data["quail_mc.seeds"] and len(data["quail_mc.seeds"]) == 5
     assert len(data["strategyqa_qa.seeds"]) == 7  # StrategyQA reports each accuracy over 7 runs
+    assert data["boolq_aux.seeds"][0] == data["strategyqa_qa.seeds"][0] and len(data["boolq_aux.seeds"]) == 5

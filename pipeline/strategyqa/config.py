@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -44,7 +44,6 @@ class BoolQAuxParams(TrainBudget):
     dev_share: Science[float] = Field(
         gt=0, lt=1, description="of the other articles, carved out to choose the checkpoint")
     select_metric: Science[Literal["accuracy"]] = Field(description="dev figure the kept checkpoint is chosen by")
-    several_seeds: ClassVar[bool] = False  # one run: train_boolq_aux trains its first seed only
 
 
 class StrategyQAParams(TrainBudget):

@@ -4,7 +4,7 @@ and how training runs: in the stage's process or under ``torchrun`` (``Distribut
 from __future__ import annotations
 
 import re
-from typing import ClassVar, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -63,10 +63,6 @@ class TrainBudget(BudgetFields):
                     "(pipeline.launcher.parallel_seeds); a run's weights depend on its cpu_threads, never on what "
                     "trains beside it; a GPU or torchrun trains them one after another")
 
-    # whether this section's stages train, predict and score every seed; a section whose stages train one run
-    # refuses a longer list instead of training its first seed alone without saying so
-    several_seeds: ClassVar[bool] = True
-
     @field_validator("seeds")
     @classmethod
     def _distinct_seeds(cls, seeds: list[int]) -> list[int]:
@@ -75,9 +71,6 @@ class TrainBudget(BudgetFields):
             raise ValueError(f"seeds {bad} outside 0..{SEED_MAX}")
         if len(set(seeds)) != len(seeds):
             raise ValueError(f"seeds {seeds} repeat a seed: a run twice is not two draws")
-        if len(seeds) > 1 and not cls.several_seeds:
-            raise ValueError(f"seeds {seeds}: this model's stages train one run (its first seed) and do not yet "
-                             f"train, predict and score several; give one seed")
         return seeds
 
     @property
