@@ -3,7 +3,9 @@
 in a worktree of HEAD with ``precision: fp32`` (what ``precision: auto`` takes where the processor has no
 AVX512-BF16 or AMX) and torch, oneDNN and MKL held to AVX2 kernels (``ATEN_CPU_CAPABILITY=avx2``,
 ``ONEDNN_MAX_CPU_ISA=AVX2``, ``MKL_ENABLE_INSTRUCTIONS=AVX2``: the kernels an AVX2-only processor runs), then
-``benchmarks.expected`` read on that worktree. The reference in the same run: the committed (bf16) figures.
+``benchmarks.expected`` read on that worktree, and ``compare`` rerun there: every verdict of a pair with a rebuilt
+system (the others' inputs are the committed ones) against the committed verdict. The reference in the same
+run: the committed (bf16) figures and verdicts.
 
 How it differs from a real such processor: the same silicon, so the instruction set is held back but not its
 rounding of anything outside torch's kernels; it checks that a run in fp32 on AVX2 kernels lands within the
@@ -19,6 +21,7 @@ The worktree shares this checkout's DVC cache (hard links), so only the listed s
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from benchmarks._common import write_result
 from benchmarks.expected import EXPECTED, check_row, load_rows, pinned_tolerance
+from pipeline.common.layout import PATHS
 
 REPO = Path(__file__).resolve().parents[1]
 AVX2_ONLY = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
@@ -42,6 +46,19 @@ def trained_rows(rows: list[dict]) -> list[dict]:
 def as_without_bf16(params_text: str) -> str:
     """params.yaml with every ``precision: auto`` read as a processor without native bf16 reads it."""
     return PRECISION.sub(r"\1fp32", params_text)
+
+
+def pair_key(pair: dict) -> str:
+    return f"{pair['eval']} {pair['system']} vs {pair['baseline']} {pair['figure']}"
+
+
+def verdict_changes(rebuilt: dict, committed: dict, systems: set[str]) -> tuple[int, list[dict]]:
+    """(pairs with a rebuilt system or baseline, those whose verdict differs from the committed one)."""
+    before = {pair_key(p): p for p in committed["pairs"]}
+    mine = [p for p in rebuilt["pairs"] if p["system"] in systems or p["baseline"] in systems]
+    return len(mine), [{"pair": pair_key(p), "committed": before[pair_key(p)]["verdict"], "rebuilt": p["verdict"],
+                        "difference": p["difference"], "ci95": p["ci95"]}
+                       for p in mine if pair_key(p) in before and before[pair_key(p)]["verdict"] != p["verdict"]]
 
 
 def prepare(worktree: Path) -> None:
@@ -71,7 +88,12 @@ def main(argv: list[str] | None = None) -> int:
         prepare(args.worktree)
         env = dict(os.environ, **AVX2_ONLY, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
         subprocess.run(["dvc", "repro", *stages], cwd=args.worktree, env=env, check=True)
+        subprocess.run(["dvc", "repro", "--single-item", "compare"], cwd=args.worktree, env=env, check=True)
     checked = [(r, check_row(r, args.worktree), check_row(r, REPO)) for r in rows]
+    compare = PATHS.compare.report
+    pairs, changed = verdict_changes(json.loads((args.worktree / compare).read_text(encoding="utf-8")),
+                                     json.loads((REPO / compare).read_text(encoding="utf-8")),
+                                     {Path(r["file"]).stem for r in rows})
     write_result("no_bf16_rebuild", {
         "what": "the trained pinned figures rebuilt in fp32 on AVX2 kernels, read by benchmarks.expected",
         "env": AVX2_ONLY, "precision": "fp32", "stages": stages,
@@ -81,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                   "tolerance": pinned_tolerance(r["pinned"]) if "pinned" in r else None,
                   "paper": c.paper, "ok": not c.failed} for r, c, ref in checked],
         "all_ok": not any(c.failed for _, c, _ in checked),
+        "pairs_with_a_rebuilt_system": pairs, "verdicts_changed": changed,
     })
     return 0 if all(not c.failed for _, c, _ in checked) else 1
 

@@ -75,3 +75,17 @@ def test_the_no_bf16_rebuild_reads_every_precision_as_fp32_and_checks_the_traine
     assert {r["command"].split()[-1] for r in rows} >= {"evaluate_span", "evaluate_quail_mc@full"}
     assert all(r["command"].split()[-1].startswith("evaluate_") for r in rows)
     assert any("sd" in r.get("pinned", {}) for r in rows)
+
+
+def test_the_no_bf16_rebuild_names_each_verdict_that_moved_for_a_rebuilt_system():
+    from benchmarks.no_bf16_rebuild import verdict_changes
+
+    pair = {"eval": "test", "baseline": "random_window", "figure": "F1", "difference": 1.0, "ci95": [-1.0, 3.0]}
+    committed = {"pairs": [{**pair, "system": "span_window", "verdict": "level"},
+                           {**pair, "system": "longformer", "verdict": "one run"}]}
+    rebuilt = {"pairs": [{**pair, "system": "span_window", "verdict": "above", "difference": 3.0, "ci95": [0.5, 5.0]},
+                         {**pair, "system": "longformer", "verdict": "level"}]}  # not rebuilt: not counted
+    count, changed = verdict_changes(rebuilt, committed, {"span_window"})
+    assert count == 1 and changed == [{"pair": "test span_window vs random_window F1", "committed": "level",
+                                       "rebuilt": "above", "difference": 3.0, "ci95": [0.5, 5.0]}]
+    assert verdict_changes(committed, committed, {"span_window", "longformer"}) == (2, [])
