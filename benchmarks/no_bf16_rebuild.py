@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from benchmarks._common import write_result
+from benchmarks.stage_seconds import _cpu
 from benchmarks.expected import EXPECTED, check_row, load_rows, pinned_tolerance
 from pipeline.common.layout import PATHS
 
@@ -78,17 +79,19 @@ def prepare(worktree: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.no_bf16_rebuild", description=__doc__.split("\n")[0])
     ap.add_argument("--worktree", type=Path, default=Path("/tmp/qa-no-bf16/main"))
-    ap.add_argument("--check-only", action="store_true", help="read the worktree's figures; run nothing")
+    ap.add_argument("--check-only", action="store_true",
+                    help="the listed stages already ran in the worktree: rerun compare there and read the figures")
+    ap.add_argument("--note", default="", help="what the run was (its time, when it was cut and resumed)")
     args = ap.parse_args(argv)
     rows = trained_rows(load_rows(EXPECTED))
     stages = sorted({r["command"].split()[-1] for r in rows})
     started = time.monotonic()
+    env = dict(os.environ, **AVX2_ONLY, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     if not args.check_only:
         args.worktree.parent.mkdir(parents=True, exist_ok=True)
         prepare(args.worktree)
-        env = dict(os.environ, **AVX2_ONLY, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
         subprocess.run(["dvc", "repro", *stages], cwd=args.worktree, env=env, check=True)
-        subprocess.run(["dvc", "repro", "--single-item", "compare"], cwd=args.worktree, env=env, check=True)
+    subprocess.run(["dvc", "repro", "--single-item", "compare"], cwd=args.worktree, env=env, check=True)
     checked = [(r, check_row(r, args.worktree), check_row(r, REPO)) for r in rows]
     compare = PATHS.compare.report
     pairs, changed = verdict_changes(json.loads((args.worktree / compare).read_text(encoding="utf-8")),
@@ -96,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                                      {Path(r["file"]).stem for r in rows})
     write_result("no_bf16_rebuild", {
         "what": "the trained pinned figures rebuilt in fp32 on AVX2 kernels, read by benchmarks.expected",
+        "note": args.note, "cpu": _cpu(),
         "env": AVX2_ONLY, "precision": "fp32", "stages": stages,
         "seconds": round(time.monotonic() - started) if not args.check_only else None,
         "rows": [{"id": r["id"], "rebuilt": c.value, "committed": ref.value,
