@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import REPO
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-MODULES = sorted({m for doc in DOCS for m in re.findall(r"python3? -m ((?:pipeline|benchmarks|flows)\.[a-z_.]+)",
+MODULES = sorted({m for doc in DOCS for m in re.findall(r"python3? -m ((?:pipeline|benchmarks|flows)\.[a-z0-9_.]+)",
                                                         doc.read_text(encoding="utf-8"))})
 
 
