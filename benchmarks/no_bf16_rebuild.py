@@ -11,7 +11,7 @@ How it differs from a real such processor: the same silicon, so the instruction 
 rounding of anything outside torch's kernels; it checks that a run in fp32 on AVX2 kernels lands within the
 tolerances the seeds imply, which is what a user without bf16 meets.
 
-    .venv/bin/python -m benchmarks.no_bf16_rebuild [--worktree /tmp/qa-no-bf16]
+    .venv/bin/python -m benchmarks.no_bf16_rebuild [--worktree /tmp/qa-no-bf16/main] [--check-only --note TEXT]
 
 The worktree shares this checkout's DVC cache (hard links), so only the listed stages run; a cut run resumes
 (DVC skips what finished, a training stage resumes from its checkpoint). Hours on two cores: fp32 steps are
@@ -71,7 +71,7 @@ def prepare(worktree: Path) -> None:
     shared = worktree.parent / "shared"
     if not shared.exists():  # the stages read ../shared beside the checkout
         shared.symlink_to((REPO.parent / "shared").resolve())
-    subprocess.run(dvc + ["checkout", "-q"], cwd=worktree, check=False)
+    subprocess.run(dvc + ["checkout", "-q"], cwd=worktree, check=False)  # what it cannot check out, repro makes
     params = worktree / "params.yaml"
     params.write_text(as_without_bf16(params.read_text(encoding="utf-8")), encoding="utf-8")
 

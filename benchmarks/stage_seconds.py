@@ -95,7 +95,7 @@ def _head() -> str | None:
 
     run = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parents[1],
                          capture_output=True, text=True)
-    return run.stdout.strip() or None if run.returncode == 0 else None
+    return (run.stdout.strip() or None) if run.returncode == 0 else None
 
 
 def _earlier_stages(path: Path) -> dict[str, float]:
