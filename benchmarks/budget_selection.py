@@ -3,8 +3,9 @@
 A trained system evaluates on its selection-dev split every ``eval_every`` steps (DVCLive writes each seed's curve
 under ``dvclive/<system>/``: the reference seed at the top, the others in ``seeds/<seed>/``). This reads those
 curves from the checkout, one metric, and writes each seed's figure per step and their mean, with the step where
-the mean is highest: a shorter budget is justified by that curve alone, never by a test figure. Run it on the
-outputs of the budget being judged, before the next budget's run replaces the curves.
+the mean is highest. A flat curve inside one schedule does not show that a shorter schedule does as well (its
+learning rate decays sooner): train the shorter budget too, record its curves the same way under another name, and
+compare the two records on selection-dev, never on a test figure. Run it before the next run replaces the curves.
 
     .venv/bin/python -m benchmarks.budget_selection span_window --metric f1 --name span_budget_selection
 """
@@ -12,21 +13,20 @@ outputs of the budget being judged, before the next budget's run replaces the cu
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 
-from benchmarks._common import write_result
+from benchmarks._common import dvclive_series, write_result
+from pipeline.common.seed_runs import SEEDS_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def read_curve(path: Path, metric: str) -> dict[int, float]:
+def read_curve(path: Path) -> dict[int, float]:
     """One DVCLive curve: step -> value."""
-    with path.open(encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t"))
-    if not rows or metric not in rows[0]:
-        raise SystemExit(f"{path}: no {metric!r} column")
-    return {int(r["step"]): float(r[metric]) for r in rows}
+    curve = dict(dvclive_series(path.read_bytes()))
+    if not curve:
+        raise SystemExit(f"{path}: no evaluation in it")
+    return curve
 
 
 def seed_curves(live: Path, metric: str, reference_seed: int) -> dict[int, dict[int, float]]:
@@ -34,11 +34,11 @@ def seed_curves(live: Path, metric: str, reference_seed: int) -> dict[int, dict[
     top = live / "plots" / "metrics" / "dev" / f"{metric}.tsv"
     if not top.is_file():
         raise SystemExit(f"{top}: no selection-dev curve (has the system been trained in this checkout?)")
-    curves = {reference_seed: read_curve(top, metric)}
-    for seed_dir in sorted((live / "seeds").glob("*"), key=lambda p: p.name):
+    curves = {reference_seed: read_curve(top)}
+    for seed_dir in sorted((live / SEEDS_DIR).glob("*"), key=lambda p: p.name):
         path = seed_dir / "plots" / "metrics" / "dev" / f"{metric}.tsv"
         if path.is_file() and seed_dir.name.isdigit():
-            curves[int(seed_dir.name)] = read_curve(path, metric)
+            curves[int(seed_dir.name)] = read_curve(path)
     return curves
 
 
