@@ -8,7 +8,9 @@ in it; the total of the log is reported beside, as the reference in the same run
     .venv/bin/python -m benchmarks.stage_seconds repro.log [--make-repro-s SECONDS --fresh-clone]
 
 ``--make-repro-s``: the wall-clock seconds of the whole ``make repro`` the log is of (set-up included), as the
-README's cost paragraph states it (generated from this file: ``pipeline.experiments.results_table``).
+README's cost paragraph states it (generated from this file: ``pipeline.experiments.results_table``);
+``--package-cache warm|cold``: whether uv's cache already held the locked wheels, which decides most of the set-up's
+time, so the paragraph can say which it was.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="wall-clock seconds of the whole make repro the log is of, set-up included")
     ap.add_argument("--fresh-clone", action="store_true", help="the run was a fresh clone's first make repro")
     ap.add_argument("--alone", action="store_true", help="nothing else ran on the machine meanwhile")
+    ap.add_argument("--package-cache", choices=("warm", "cold"), default=None,
+                    help="whether uv's package cache already held the locked wheels (set-up then only links them)")
     ap.add_argument("--commit", default=None,
                     help="the commit the run was of (default: this checkout's HEAD); the README names it")
     args = ap.parse_args(argv)
@@ -72,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     write_result("stage_seconds", {
         "stages": {**seconds, **carried}, "stage_total_s": round(sum(seconds.values()), 1), "log_span_s": total,
         "carried_over": sorted(carried), "make_repro_s": args.make_repro_s, "fresh_clone": args.fresh_clone,
-        "alone": args.alone, "cpu": _cpu(), "commit": args.commit or _head(),
+        "alone": args.alone, "package_cache": args.package_cache, "cpu": _cpu(), "commit": args.commit or _head(),
         "note": " ".join(filter(None, [args.note, "From a full dvc repro's console on this machine; stages in "
                                        "carried_over did not run in it (their time is the earlier reference's, "
                                        "not in stage_total_s); the reference for make repro's time left"]))},

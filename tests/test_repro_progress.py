@@ -130,3 +130,23 @@ def test_the_committed_reference_times_every_stage_of_the_pipeline(repo):
                                                                  f"{os.environ['PATH']}")).stdout.split()
     timed = json.loads(REFERENCE.read_text(encoding="utf-8"))["stages"]
     assert names and not [n for n in names if n not in timed], sorted(set(names) - set(timed))
+
+
+def test_the_readme_cost_says_which_stages_the_timed_run_skipped_and_how_warm_its_set_up_was():
+    """A fresh clone whose outputs come out byte-identical skips the stages downstream of them (DVC: inputs
+    unchanged), so its time is short of a rebuild whose bytes differ: the paragraph names how many were skipped
+    and what they cost at their earlier times, and whether the package cache was filled (set-up's time)."""
+    from pipeline.experiments.results_table import repro_cost
+
+    timing = {"stages": {"train_span": 600.0, "predict_span": 60.0, "evaluate_span": 30.0, "compare": 30.0},
+              "stage_total_s": 660.0, "log_span_s": 680.0, "carried_over": ["evaluate_span", "compare"],
+              "make_repro_s": 700.0, "fresh_clone": True, "alone": True, "package_cache": "warm",
+              "cpu": {"model": "AMD EPYC", "native_bf16": True}, "commit": "abc1234"}
+    text = " ".join(repro_cost(timing).split())
+    assert "`make repro` 12 min, set-up included with uv's package cache already filled" in text
+    # 20 s around the 2 stages that ran, 10 s each; the 2 skipped: 60 s of work + 2 x 10 s around them
+    assert "about 10 s around each stage" in text
+    assert "DVC skipped 2 stages in that run" in text and "about 1 min more at their earlier times" in text
+    assert "training 10 min" in text  # the skipped stages' times are not counted as this run's
+    quiet = " ".join(repro_cost({**timing, "carried_over": [], "package_cache": None}).split())
+    assert "skipped" not in quiet and "package cache" not in quiet

@@ -206,13 +206,22 @@ def repro_cost(timing: dict) -> str:
                                   "with nothing else running" if timing.get("alone") else "while other work ran at times"]))
     processor = f"an {cpu['model']}" if cpu.get("model") else "this machine"
     bf16 = {True: " with native bfloat16", False: " without native bfloat16"}.get(cpu.get("native_bf16"), "")
-    whole = (f"`make repro` {minutes(timing['make_repro_s'])} min, set-up included"
+    cache = {"warm": " with uv's package cache already filled", "cold": " from an empty uv package cache"}.get(
+        timing.get("package_cache"), "")
+    whole = (f"`make repro` {minutes(timing['make_repro_s'])} min, set-up included{cache}"
              if timing.get("make_repro_s") else "`make repro` (its set-up not timed)")
+    # a stage DVC skipped because its inputs came out byte-identical is not in the run's time; a rebuild whose
+    # bytes differ runs it, so say how many there were and what they cost at their earlier times
+    carried = [k for k in timing.get("carried_over", []) if k in timing["stages"]]
+    skipped = (f" DVC skipped {len(carried)} stages in that run, their inputs byte-identical to the committed ones; "
+               f"a rebuild whose bytes differ runs them too, about "
+               f"{(sum(timing['stages'][k] for k in carried) + around * len(carried)) / 60:.0f} min more at their "
+               f"earlier times." if carried else "")
     return _wrapped(f"What they cost on two CPU cores: {whole} ({minutes(timing['log_span_s'])} min of `dvc repro` from its "
             f"first stage to its last, measured {how} on {processor}{bf16}; per stage in `{STAGE_SECONDS}`): "
             f"training {minutes(training)} min, of which the training runs of the span model and of each QuAIL "
             f"multiple-choice model (the systems whose rows carry a verdict) take {minutes(seeded)}, prediction "
-            f"{minutes(predicting)}, and about {around:.0f} s around each stage.")
+            f"{minutes(predicting)}, and about {around:.0f} s around each stage.{skipped}")
 
 
 TEST_DURATIONS = "benchmarks/results/test_durations.json"
