@@ -53,6 +53,38 @@ def stage_seconds(log: str) -> tuple[dict[str, float], float]:
     return seconds, round(total, 1)
 
 
+_STEP = re.compile(r"^(\d\d:\d\d:\d\d\.\d{3}) \| \w+ +\| Flow run '([^']+)' - (?:\[seed (\d+)\] )?(?:INFO )?"
+                   r"step (\d+)(/\d+ loss| dev )")
+
+
+def dev_eval_seconds(log: str) -> tuple[dict[str, float], list[str]]:
+    """(seconds per stage spent scoring selection-dev and keeping the best weights, the stages whose seeds
+    trained side by side): each evaluation runs from its step's loss line to that step's dev line, summed over a
+    stage's evaluations and runs. Side by side, the runs' evaluations overlap, so the sum is process-seconds."""
+    seconds: dict[str, float] = {}
+    side_by_side: set[str] = set()
+    step_at: dict[tuple[str, str], tuple[int, dt.datetime]] = {}
+    day, previous = dt.date(2000, 1, 1), None
+    for line in log.splitlines():
+        m = _STEP.match(line)
+        if not m:
+            continue
+        clock = dt.datetime.combine(day, dt.time.fromisoformat(m.group(1)))
+        if previous is not None and clock < previous:  # past midnight
+            day += dt.timedelta(days=1)
+            clock += dt.timedelta(days=1)
+        previous = clock
+        stage, seed, step = m.group(2), m.group(3) or "", int(m.group(4))
+        if seed:
+            side_by_side.add(stage)
+        if m.group(5) != " dev ":
+            step_at[(stage, seed)] = (step, clock)
+        elif step_at.get((stage, seed), (None,))[0] == step:
+            gap = (clock - step_at.pop((stage, seed))[1]).total_seconds()
+            seconds[stage] = round(seconds.get(stage, 0.0) + gap, 1)
+    return seconds, sorted(side_by_side & set(seconds))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.stage_seconds", description=__doc__.split("\n")[0])
     ap.add_argument("log", type=Path)
@@ -67,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--commit", default=None,
                     help="the commit the run was of (default: this checkout's HEAD); the README names it")
     args = ap.parse_args(argv)
-    seconds, total = stage_seconds(args.log.read_text(encoding="utf-8", errors="replace"))
+    text = args.log.read_text(encoding="utf-8", errors="replace")
+    seconds, total = stage_seconds(text)
+    dev_eval, side_by_side = dev_eval_seconds(text)
     if not seconds:
         raise SystemExit(f"{args.log}: no completed stage flow runs in it")
     # a stage DVC skipped (its deps unchanged) has no time in this log: keep the earlier reference's, named
@@ -75,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     carried = {k: v for k, v in earlier.items() if k not in seconds}
     write_result("stage_seconds", {
         "stages": {**seconds, **carried}, "stage_total_s": round(sum(seconds.values()), 1), "log_span_s": total,
-        "carried_over": sorted(carried), "make_repro_s": args.make_repro_s, "fresh_clone": args.fresh_clone,
+        "carried_over": sorted(carried), "dev_eval_s": dev_eval, "dev_eval_side_by_side": side_by_side,
+        "make_repro_s": args.make_repro_s, "fresh_clone": args.fresh_clone,
         "alone": args.alone, "package_cache": args.package_cache, "cpu": _cpu(), "commit": args.commit or _head(),
         "note": " ".join(filter(None, [args.note, "From a full dvc repro's console on this machine; stages in "
                                        "carried_over did not run in it (their time is the earlier reference's, "

@@ -150,3 +150,26 @@ def test_the_readme_cost_says_which_stages_the_timed_run_skipped_and_how_warm_it
     assert "training 10 min" in text  # the skipped stages' times are not counted as this run's
     quiet = " ".join(repro_cost({**timing, "carried_over": [], "package_cache": None}).split())
     assert "skipped" not in quiet and "package cache" not in quiet
+
+
+def test_dev_evaluation_time_is_read_per_stage_from_the_step_and_dev_lines():
+    """Scoring selection-dev is part of a training stage's time: from a step's loss line to that step's dev
+    line, summed over a stage's evaluations and runs, across midnight; a stage whose runs trained side by side
+    (its lines carry ``[seed N]``) is named, its sum being process-seconds; a dev line without its step line
+    (a resumed run) counts nothing."""
+    from benchmarks.stage_seconds import dev_eval_seconds
+
+    log = "\n".join([
+        "23:59:50.000 | INFO    | Flow run 'train_span' - step 100/200 loss 1.7171 lr 8.42e-05",
+        "00:00:20.000 | INFO    | Flow run 'train_span' - step 100 dev f1 45.99 em 0.00 iou 20.45 (best so far)",
+        "00:01:00.000 | INFO    | Flow run 'train_span' - step 200/200 loss 2.0940 lr 8.33e-07",
+        "00:01:40.500 | INFO    | Flow run 'train_span' - step 200 dev f1 45.91 (best 45.99 at step 100)",
+        "00:02:00.000 | INFO    | Flow run 'train_quail_mc@full' - [seed 43] INFO step 100/300 loss 1.4 lr 7e-05",
+        "00:02:01.000 | INFO    | Flow run 'train_quail_mc@full' - [seed 42] INFO step 100/300 loss 1.4 lr 7e-05",
+        "00:02:09.000 | INFO    | Flow run 'train_quail_mc@full' - [seed 42] INFO step 100 dev accuracy 29.86 (best so far)",
+        "00:02:10.000 | INFO    | Flow run 'train_quail_mc@full' - [seed 43] INFO step 100 dev accuracy 31.00 (best so far)",
+        "00:03:00.000 | INFO    | Flow run 'train_longformer' - step 10 dev f1 33.49 em 0.00 iou 13.05 (best so far)",
+    ])
+    seconds, side_by_side = dev_eval_seconds(log)
+    assert seconds == {"train_span": 70.5, "train_quail_mc@full": 18.0}
+    assert side_by_side == ["train_quail_mc@full"]
