@@ -9,8 +9,8 @@ in it; the total of the log is reported beside, as the reference in the same run
 
 ``--make-repro-s``: the wall-clock seconds of the whole ``make repro`` the log is of (set-up included), as the
 README's cost paragraph states it (generated from this file: ``pipeline.experiments.results_table``);
-``--package-cache warm|cold``: whether uv's cache already held the locked wheels, which decides most of the set-up's
-time, so the paragraph can say which it was.
+``--package-cache warm|cold``: whether uv's cache already held the locked wheels, so the paragraph can say which
+it was (with a local registry the two differ little; with a slow one, set-up is mostly downloads).
 """
 
 from __future__ import annotations

@@ -210,10 +210,10 @@ def repro_cost(timing: dict) -> str:
         timing.get("package_cache"), "")
     whole = (f"`make repro` {minutes(timing['make_repro_s'])} min, set-up included{cache}"
              if timing.get("make_repro_s") else "`make repro` (its set-up not timed)")
-    # a stage DVC skipped because its inputs came out byte-identical is not in the run's time; a rebuild whose
-    # bytes differ runs it, so say how many there were and what they cost at their earlier times
+    # a stage DVC skipped because its inputs came out unchanged is not in the run's time; a rebuild whose bytes
+    # differ runs it, so say how many there were and what they cost at their earlier times
     carried = [k for k in timing.get("carried_over", []) if k in timing["stages"]]
-    skipped = (f" DVC skipped {len(carried)} stages in that run, their inputs byte-identical to the committed ones; "
+    skipped = (f" DVC skipped {len(carried)} stages in that run, their inputs unchanged; "
                f"a rebuild whose bytes differ runs them too, about "
                f"{(sum(timing['stages'][k] for k in carried) + around * len(carried)) / 60:.0f} min more at their "
                f"earlier times." if carried else "")
