@@ -19,6 +19,7 @@ import argparse
 import datetime as dt
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from benchmarks._common import RESULTS, write_result
@@ -26,15 +27,12 @@ from benchmarks._common import RESULTS, write_result
 _LINE = re.compile(r"^(\d\d:\d\d:\d\d\.\d{3}) \| \w+ +\| Flow run '([^']+)' - (Beginning flow run|Finished in state \w+)")
 
 
-def stage_seconds(log: str) -> tuple[dict[str, float], float]:
-    """(seconds per completed stage, seconds from the first stage's start to the last one's end)."""
-    begun: dict[str, dt.datetime] = {}
-    seconds: dict[str, float] = {}
-    first = last = None
-    day = dt.date(2000, 1, 1)
-    previous = None
+def _timed(log: str, pattern: re.Pattern[str]) -> Iterator[tuple[dt.datetime, re.Match[str]]]:
+    """Each line ``pattern`` matches, with its clock time (group 1) as a datetime that keeps rising past midnight:
+    the console prints the time of day only."""
+    day, previous = dt.date(2000, 1, 1), None
     for line in log.splitlines():
-        m = _LINE.match(line)
+        m = pattern.match(line)
         if not m:
             continue
         clock = dt.datetime.combine(day, dt.time.fromisoformat(m.group(1)))
@@ -42,6 +40,15 @@ def stage_seconds(log: str) -> tuple[dict[str, float], float]:
             day += dt.timedelta(days=1)
             clock += dt.timedelta(days=1)
         previous = clock
+        yield clock, m
+
+
+def stage_seconds(log: str) -> tuple[dict[str, float], float]:
+    """(seconds per completed stage, seconds from the first stage's start to the last one's end)."""
+    begun: dict[str, dt.datetime] = {}
+    seconds: dict[str, float] = {}
+    first = last = None
+    for clock, m in _timed(log, _LINE):
         first = first or clock
         name, event = m.group(2), m.group(3)
         if event == "Beginning flow run":
@@ -64,16 +71,7 @@ def dev_eval_seconds(log: str) -> tuple[dict[str, float], list[str]]:
     seconds: dict[str, float] = {}
     side_by_side: set[str] = set()
     step_at: dict[tuple[str, str], tuple[int, dt.datetime]] = {}
-    day, previous = dt.date(2000, 1, 1), None
-    for line in log.splitlines():
-        m = _STEP.match(line)
-        if not m:
-            continue
-        clock = dt.datetime.combine(day, dt.time.fromisoformat(m.group(1)))
-        if previous is not None and clock < previous:  # past midnight
-            day += dt.timedelta(days=1)
-            clock += dt.timedelta(days=1)
-        previous = clock
+    for clock, m in _timed(log, _STEP):
         stage, seed, step = m.group(2), m.group(3) or "", int(m.group(4))
         if seed:
             side_by_side.add(stage)
