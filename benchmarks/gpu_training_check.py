@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
         feats = build_windows(tok, QUESTIONS * 64, [CTX] * 256, spans, max_seq_len=256, doc_stride=64, max_question_len=64)
         cfg = TrainConfig(model_name_or_path=str(model_dir), learning_rate=5e-5, batch_size=32, max_steps=args.steps,
                           warmup_ratio=0.1, weight_decay=0.01, seed=3, checkpoint_every=args.steps // 2,
-                          device="auto", precision="auto", attention_dropout=None,
+                          device="auto", precision="auto", attention_dropout=None, attention_kernel="auto",
                           cpu_threads=torch.get_num_threads())
         t = time.perf_counter()
         whole = span_train.train(feats, cfg, tmp / "whole", {"t": 1})

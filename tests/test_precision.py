@@ -110,3 +110,31 @@ def test_the_thread_count_is_the_sections_not_the_machines(tmp_path):
     same = lambda a, b: all(torch.equal(weights[a][k], weights[b][k]) for k in weights[a])  # noqa: E731
     assert same("one", "three"), "the machine's thread count reached the weights"
     assert not same("one", "control"), "1 and 2 threads gave the same weights: this test shows nothing here"
+
+
+def test_the_attention_kernel_is_the_sections_and_computes_the_same_attention(tmp_path, monkeypatch):
+    """``attention_kernel`` picks the kernel the loop trains with (eager: plain matrix products; auto: the
+    model's default, sdpa for BERT) and the report names it. Both compute the same attention: in float32 the
+    two runs' losses agree to rounding, so the knob is a speed choice, not a change of model."""
+    from transformers import AutoModelForSequenceClassification
+
+    from pipeline.training.finetune import training_attention
+
+    assert training_attention(_cfg(attention_kernel="auto")) == {}
+    assert training_attention(_cfg(attention_kernel="eager")) == {"attn_implementation": "eager"}
+    with pytest.raises(ParamsError, match="attention_kernel"):
+        _cfg(attention_kernel="flash")
+    seen = []
+    real = AutoModelForSequenceClassification.from_pretrained
+
+    def recording(*args, **kwargs):
+        model = real(*args, **kwargs)
+        seen.append(model.config._attn_implementation)
+        return model
+
+    monkeypatch.setattr(AutoModelForSequenceClassification, "from_pretrained", recording)
+    eager, _ = _train(tmp_path, "eager", precision="fp32", attention_dropout=0.0, attention_kernel="eager")
+    fused, _ = _train(tmp_path, "sdpa", precision="fp32", attention_dropout=0.0, attention_kernel="auto")
+    assert seen == ["eager", "sdpa"]
+    assert eager["attention_kernel"] == "eager" and fused["attention_kernel"] == "auto"
+    assert eager["final_loss"] == pytest.approx(fused["final_loss"], abs=1e-3)

@@ -53,16 +53,23 @@ def encode(texts: list[str], model_path: str) -> Any:
 
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     model = AutoModel.from_pretrained(model_path).eval()
-    out = []
+    if not texts:
+        return torch.empty(0)
+    # batched by length (ties in text order), so a batch pads short questions to short questions rather than
+    # to a 256-token answer; each text's vector is its own whatever it is batched with, up to float rounding
+    lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=MAX_TOKENS)["input_ids"]]
+    order = sorted(range(len(texts)), key=lambda i: (lengths[i], i))
+    vectors = torch.empty(len(texts), model.config.hidden_size)
     with torch.no_grad():
-        for start in range(0, len(texts), BATCH):
-            batch = tokenizer(texts[start:start + BATCH], padding=True, truncation=True, max_length=MAX_TOKENS,
+        for start in range(0, len(order), BATCH):
+            rows = order[start:start + BATCH]
+            batch = tokenizer([texts[i] for i in rows], padding=True, truncation=True, max_length=MAX_TOKENS,
                               return_tensors="pt")
             hidden = model(**batch).last_hidden_state
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            out.append(torch.nn.functional.normalize(pooled, dim=-1))
-    return torch.cat(out) if out else torch.empty(0)
+            vectors[rows] = torch.nn.functional.normalize(pooled, dim=-1)
+    return vectors
 
 
 def answer_ranking(dataset: dict[str, Any], model_name_or_path: str) -> dict[str, Any]:

@@ -145,7 +145,8 @@ def _remove(path: Path) -> None:
 
 
 REPORTED = ("steps", "max_steps", "final_loss", "select_metric", "best_step", "dev_best", "dev_last",
-            "dev_evaluations", "stopped_early", "device", "precision", "attention_dropout")
+            "dev_evaluations", "stopped_early", "device", "precision", "attention_dropout",
+            "attention_kernel")
 
 
 VARYING = ("tokens_per_s_this_run", "resumed_from_step")  # logged by the stage, kept out of its outputs

@@ -94,6 +94,16 @@ def pick_device(requested: str = "auto", precision: str = "auto",
 MIXED_PRECISION = {None: "no", torch.bfloat16: "bf16", torch.float16: "fp16"}  # Accelerate's names
 
 
+def training_attention(cfg: "TrainConfig") -> dict[str, str]:
+    """``from_pretrained`` keywords for the attention kernel the section's ``attention_kernel`` names (``auto``:
+    none, the model's own default). Why a knob: both kernels compute the same attention, only the rounding
+    differs, but their speed does not agree across shapes: on a CPU with bf16 autocast, the plain matrix products
+    (``eager``) trained the 128-token classification and multiple-choice batches 1.03-1.38x faster than PyTorch's
+    fused ``scaled_dot_product_attention``, whose backward was the slow part, and the 384-token span windows
+    slower (benchmarks/results/attention_cpu.json). A GPU profile keeps ``auto``."""
+    return {} if cfg.attention_kernel == "auto" else {"attn_implementation": cfg.attention_kernel}
+
+
 ATTENTION_DROPOUT_KEYS = ("attention_probs_dropout_prob", "attention_dropout")  # BERT/RoBERTa/Longformer; DistilBERT
 
 
@@ -342,7 +352,8 @@ class FineTuning:
         self.tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(cfg.model_name_or_path))
         self.resume = _latest_checkpoint(out_dir)
         model = auto_class.from_pretrained(resolve_model_path(cfg.model_name_or_path),
-                                           **with_attention_dropout(cfg, model_kwargs or {}))
+                                           **with_attention_dropout(cfg, model_kwargs or {}),
+                                           **training_attention(cfg))
         no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
         groups = [
             {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
@@ -497,6 +508,7 @@ class FineTuning:
             "device": "cpu" if device.type == "cpu" else torch.cuda.get_device_name(0),
             "precision": "fp32" if self.amp_dtype is None else str(self.amp_dtype).removeprefix("torch."),
             "attention_dropout": "model's own" if cfg.attention_dropout is None else cfg.attention_dropout,
+            "attention_kernel": cfg.attention_kernel,
             "cpu_threads": torch.get_num_threads() if device.type == "cpu" else None,
             "processes": accelerator.num_processes,
             "tokens_per_s_this_run": round(self.tokens / self.elapsed, 1) if self.elapsed > 0 and self.tokens else None,
