@@ -118,6 +118,7 @@ def test_the_attention_kernel_is_the_sections_and_computes_the_same_attention(tm
     two runs' losses agree to rounding, so the knob is a speed choice, not a change of model."""
     from transformers import AutoModelForSequenceClassification
 
+    from pipeline.params import ParamsError
     from pipeline.training.finetune import training_attention
 
     assert training_attention(_cfg(attention_kernel="auto")) == {}

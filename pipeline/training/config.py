@@ -34,7 +34,7 @@ class BudgetFields(StrictModel):
     attention_dropout: Science[float | None] = Field(
         ge=0, lt=1, description="dropout on attention probabilities while training; null keeps the model's own "
                                 "(BERT, RoBERTa: 0.1)")
-    attention_kernel: Infrastructure[Literal["auto", "sdpa", "eager"]] = Field(
+    attention_kernel: Science[Literal["auto", "sdpa", "eager"]] = Field(
         description="the attention kernel the training loop runs (its dev scoring too); auto: the model's default "
                     "(PyTorch's fused sdpa where the architecture has it). eager (plain matrix products) computes the "
                     "same attention and trained 128-token batches 1.03-1.38x faster on a CPU with bf16 autocast, "
