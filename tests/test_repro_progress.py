@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -148,6 +149,9 @@ def test_the_readme_cost_says_which_stages_the_timed_run_skipped_and_how_warm_it
     assert "about 10 s around each stage" in text
     assert "DVC skipped 2 stages in that run" in text and "about 1 min more at their earlier times" in text
     assert "training 10 min" in text  # the skipped stages' times are not counted as this run's
+    one = " ".join(repro_cost({**timing, "carried_over": ["compare"]}).split())  # 30 s of work and the time around it
+    assert "DVC skipped 1 stage in that run (compare), its inputs unchanged" in one
+    assert re.search(r"runs it too, about \d+ s more at its earlier time\.", one), one
     quiet = " ".join(repro_cost({**timing, "carried_over": [], "package_cache": None}).split())
     assert "skipped" not in quiet and "package cache" not in quiet
 

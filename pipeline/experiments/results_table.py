@@ -213,10 +213,15 @@ def repro_cost(timing: dict) -> str:
     # a stage DVC skipped because its inputs came out unchanged is not in the run's time; a rebuild whose bytes
     # differ runs it, so say how many there were and what they cost at their earlier times
     carried = [k for k in timing.get("carried_over", []) if k in timing["stages"]]
-    skipped = (f" DVC skipped {len(carried)} stages in that run, their inputs unchanged; "
-               f"a rebuild whose bytes differ runs them too, about "
-               f"{(sum(timing['stages'][k] for k in carried) + around * len(carried)) / 60:.0f} min more at their "
-               f"earlier times." if carried else "")
+    skipped = ""
+    if carried:
+        cost = sum(timing["stages"][k] for k in carried) + around * len(carried)
+        more = f"about {cost / 60:.0f} min" if cost >= 60 else f"about {cost:.0f} s"
+        what = (f"{len(carried)} stages in that run, their inputs unchanged; a rebuild whose bytes differ runs them "
+                f"too, {more} more at their earlier times") if len(carried) > 1 else (
+                f"1 stage in that run ({carried[0]}), its inputs unchanged; a rebuild whose bytes differ runs it too, "
+                f"{more} more at its earlier time")
+        skipped = f" DVC skipped {what}."
     return _wrapped(f"What they cost on two CPU cores: {whole} ({minutes(timing['log_span_s'])} min of `dvc repro` from its "
             f"first stage to its last, measured {how} on {processor}{bf16}; per stage in `{STAGE_SECONDS}`): "
             f"training {minutes(training)} min, of which the training runs of the span model and of each QuAIL "
