@@ -3,10 +3,11 @@
 first batches (its collation, model class, length, batch size, attention dropout and ``cpu_threads``), under
 the loop's settings (bf16 autocast where this processor has native bf16, the fused AdamW, clipping).
 
-Both kernels compute the same attention; only the rounding differs. What differs is speed: on a CPU the
-backward of the fused kernel under bf16 autocast was the slower one here, while its forward pass (prediction,
-no gradient) was not. The committed result is the evidence for :func:`pipeline.training.finetune.training_attention`
-(eager for a CPU training loop; a GPU keeps the model's default). Each setting trains in alternating blocks of
+Both kernels compute the same attention; only the rounding differs. What differs is speed, and not the same
+way for every shape: the committed result is the evidence for params.yaml's ``attention_kernel`` per training
+section (``pipeline.training.finetune.training_attention``; the GPU profile keeps the model's default). A
+training step and a no-gradient pass are timed apart, since a kernel can win one and lose the other (QuAIL's
+128-token inputs here). Each setting trains in alternating blocks of
 ``--steps`` after one warm-up step, in one process, so the machine's state is shared; the prediction figure is
 one no-gradient pass over the stage's ``eval_batch_size`` inputs, the median of ``--repeats``.
 

@@ -99,8 +99,8 @@ def training_attention(cfg: "TrainConfig") -> dict[str, str]:
     none, the model's own default). Why a knob: both kernels compute the same attention, only the rounding
     differs, but their speed does not agree across shapes: on a CPU with bf16 autocast, the plain matrix products
     (``eager``) trained the 128-token classification and multiple-choice batches 1.03-1.38x faster than PyTorch's
-    fused ``scaled_dot_product_attention``, whose backward was the slow part, and the 384-token span windows
-    slower (benchmarks/results/attention_cpu.json). A GPU profile keeps ``auto``."""
+    fused ``scaled_dot_product_attention`` (even where eager's no-gradient pass was the slower one, QuAIL's), and
+    the 384-token span windows slower (benchmarks/results/attention_cpu.json). The GPU profile keeps ``auto``."""
     return {} if cfg.attention_kernel == "auto" else {"attn_implementation": cfg.attention_kernel}
 
 
