@@ -27,7 +27,7 @@ import time
 import torch
 
 from benchmarks._common import write_result
-from benchmarks.training_precision import STEP_STAGES, _stage_arguments
+from benchmarks.training_precision import STEP_STAGES, _stage_arguments, timed_steps
 
 KERNELS = ("sdpa", "eager")
 
@@ -69,19 +69,7 @@ def stage_kernels(stage: str, module: str, variant: str | None, steps: int, repe
     eval_batch = {k: v for k, v in eval_batch.items() if k != "labels" and "positions" not in k}
 
     def train_block(kernel: str, some: list) -> list[float]:
-        model, opt = models[kernel]
-        model.train()
-        took = []
-        for batch in some:
-            t0 = time.perf_counter()
-            with torch.autocast("cpu", dtype=amp or torch.float32, enabled=amp is not None):
-                loss = model(**batch).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            took.append(time.perf_counter() - t0)
-        return took
+        return timed_steps(*models[kernel], amp, some)
 
     @torch.no_grad()
     def predict_once(kernel: str) -> float:

@@ -114,6 +114,23 @@ STEP_STAGES = {"train_span": ("train_span_qa", "span_window"), "train_longformer
                "train_strategyqa_qa@ctl_facts": ("train_strategyqa_qa", "ctl_facts"),
                **{f"train_quail_mc@{v}": ("train_quail_mc", v)
                   for v in ("full", "passage_options", "question_options", "options")}}
+def timed_steps(model, opt, amp, batches: list) -> list[float]:
+    """Seconds of each training step over ``batches`` as the loop takes it (autocast to ``amp`` where given,
+    backward, clipping at 1.0, the optimizer step): the unit every step benchmark here times."""
+    model.train()
+    took = []
+    for batch in batches:
+        t0 = time.perf_counter()
+        with torch.autocast("cpu", dtype=amp or torch.float32, enabled=amp is not None):
+            loss = model(**batch).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        took.append(time.perf_counter() - t0)
+    return took
+
+
 STEP_SETTINGS = (("fp32", False), ("bf16", False), ("fp32", True), ("bf16", True))  # (precision, fused AdamW)
 
 
@@ -164,19 +181,7 @@ def stage_step_seconds(steps: int, repeats: int) -> dict[str, dict]:
         times: dict[str, list[float]] = {key: [] for key in models}
 
         def block(key: str, some: list) -> list[float]:
-            model, opt, amp = models[key]
-            model.train()
-            took = []
-            for batch in some:
-                t0 = time.perf_counter()
-                with torch.autocast("cpu", dtype=amp or torch.float32, enabled=amp is not None):
-                    loss = model(**batch).loss
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-                took.append(time.perf_counter() - t0)
-            return took
+            return timed_steps(*models[key], some)
 
         for key in times:
             block(key, batches[:1])  # warm-up: first-call allocations, oneDNN kernels
