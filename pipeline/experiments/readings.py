@@ -153,7 +153,8 @@ def difficulty(root: Path) -> str:
                 if c.get("significant_holm")]
         systems.append(f"{name} {', '.join(kept) if kept else 'none'}")
     return (f"* **Difficulty** ({report['passages']} held-out passages, mean accuracy of "
-            f"{_names(report.get('models_averaged', []))}): {len(raw)} of the {len(family)} measures correlate with "
+            f"{_names(report.get('models_averaged', []))}): {len(raw)} of the {len(family)} measures "
+            f"{'correlates' if len(raw) == 1 else 'correlate'} with "
             f"it at p < 0.05 ({_names(raw) if raw else 'none'}), {len(survive)} after Holm's correction for "
             f"testing {len(family)} ({_names(survive) if survive else 'none'}). Per system, what survives Holm over "
             f"the 3 passage measures: {'; '.join(systems) if systems else 'not computed'}.")
