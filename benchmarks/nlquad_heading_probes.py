@@ -31,7 +31,7 @@ from benchmarks._common import write_result
 from pipeline.common.layout import PATHS
 from pipeline.nlquad.baselines import analyze, run_baselines
 from pipeline.nlquad.calibration import bm25l_versus_random, by_lexical_anchor
-from pipeline.nlquad.metrics import f1_and_iou
+from pipeline.nlquad.metrics import span_scores
 from pipeline.sample.section_headings import (_FUTURE_WORDS, _PAST_WORDS, FALLBACK_HEADINGS, FIGURE_HEADINGS,
                                               FUTURE_HEADINGS, PAST_HEADINGS)
 
@@ -84,7 +84,7 @@ def checks(dataset: dict[str, Any], window_words: int, seed: int) -> dict[str, A
     """BM25L and its oracle against the random window (difference and 95% interval, F1 and IoU), and the
     anchored / elsewhere / no-term groups' shares and IoU."""
     predictions = run_baselines(dataset, window_words, seed)
-    scored = {m: f1_and_iou(predictions[m], dataset) for m in ("random_window", "bm25l", "bm25l_oracle")}
+    scored = {m: span_scores(predictions[m], dataset) for m in ("random_window", "bm25l", "bm25l_oracle")}
     out: dict[str, Any] = {}
     for system in ("bm25l", "bm25l_oracle"):
         pair = bm25l_versus_random(dataset, window_words, seed, system, predictions, scored)

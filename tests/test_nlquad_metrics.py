@@ -13,6 +13,7 @@ from pipeline.nlquad.metrics import (
     iou_script,
     normalize_answer,
     rouge,
+    span_scores,
 )
 from pipeline.nlquad.split import split_dataset, split_sizes
 
@@ -134,6 +135,22 @@ def test_evaluate_aggregates_and_breaks_down():
     empty, _ = evaluate({}, ds)
     assert empty["em"] == empty["iou"] == 0.0
     assert set(summary["by_document_words"]) == {"0-299"}
+
+
+def test_span_scores_are_evaluates_figures_in_its_order():
+    """compare and the calibration read span_scores instead of evaluate's rows: the same EM, F1 and IoU per
+    question, in the same order (the paired bootstrap lines questions up by position)."""
+    ds = _dataset()
+    g, o = span("The dog ran in the park."), span("The cat ate the fish.")
+    preds = {f"q{i}": ({"text": CTX[g[0]:g[1]], "start": g[0], "end": g[1]} if i % 3 == 0 else
+                       {"text": CTX[o[0]:o[1]], "start": o[0], "end": o[1]} if i % 3 == 1 else
+                       {"text": "the dog", "start": g[0], "end": g[0] + 7}) for i in range(19)}  # q19: none
+    rows = evaluate(preds, ds)[1]
+    scores = span_scores(preds, ds)
+    assert list(scores) == [r["id"] for r in rows]
+    assert scores == {r["id"]: {k: r[k] for k in ("em", "f1", "iou")} for r in rows}
+    # exact, partial (F1 0.4, IoU 1/3), and nothing shared (another sentence; no prediction)
+    assert len({(s["em"], s["f1"], s["iou"]) for s in scores.values()}) == 3
 
 
 def test_split_keeps_articles_together_and_is_seeded():

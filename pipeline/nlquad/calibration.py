@@ -32,7 +32,7 @@ from pipeline.common.paired import design_effect, paired_difference
 from pipeline.nlquad.baselines import analyze, run_baselines
 from pipeline.nlquad.clusters import article_clusters
 from pipeline.nlquad.squad_format import iter_article_qas
-from pipeline.nlquad.metrics import f1_and_iou
+from pipeline.nlquad.metrics import span_scores
 
 # NLQuAD Table 2 (Soleimani et al. 2021, EACL): the whole data set
 PAPER = {"document_words_mean": 877.0, "answer_words_mean": 175.0,
@@ -53,7 +53,7 @@ def bm25l_versus_random(dataset: dict[str, Any], window_words: int, seed: int, s
     question, when the caller has them."""
     if predictions is None:  # the same draws as nlquad_baselines
         predictions = run_baselines(dataset, window_words, seed, oracle=system == "bm25l_oracle")
-    rows = {m: (scored or {}).get(m) or f1_and_iou(predictions[m], dataset) for m in (system, "random_window")}
+    rows = {m: (scored or {}).get(m) or span_scores(predictions[m], dataset) for m in (system, "random_window")}
     clusters = article_clusters(dataset)
     ids = list(rows[system])
     out: dict[str, Any] = {}
@@ -73,7 +73,7 @@ def by_lexical_anchor(dataset: dict[str, Any], rows: dict[str, dict[str, dict[st
     0 and the first one is taken). Why BM25L and its oracle stand where they do against the random window: the
     oracle wins where a question is anchored and loses where it is not (an answer-length window in the wrong
     place overlaps nothing), BM25L's wide windows gain and lose less; so the share of anchored questions moves
-    both, the oracle faster. ``rows``: each system's F1 and IoU per question (:func:`f1_and_iou`)."""
+    both, the oracle faster. ``rows``: each system's F1 and IoU per question (:func:`span_scores`)."""
     groups: dict[str, list[str]] = {"anchored": [], "elsewhere": [], "no_term": []}
     document_terms: dict[int, set[str]] = {}  # a document's terms, analysed once for all its questions
     for _, para, qa in iter_article_qas(dataset):
@@ -109,7 +109,7 @@ def calibrate(dataset: dict[str, Any], stats: dict[str, Any], naming_share: floa
     # a paired interval over articles needs two of them at least
     two = len(dataset["data"]) >= 2
     predictions = run_baselines(dataset, window_words, seed) if two else {}
-    scored = {m: f1_and_iou(predictions[m], dataset) for m in ("random_window", "bm25l", "bm25l_oracle")} if two else {}
+    scored = {m: span_scores(predictions[m], dataset) for m in ("random_window", "bm25l", "bm25l_oracle")} if two else {}
     versus = bm25l_versus_random(dataset, window_words, seed, predictions=predictions, scored=scored) if two else {}
     for figure, pair in versus.items():
         checks.append({"check": f"bm25l_minus_random_window_{figure}", "kind": "cue", "value": pair["difference"],

@@ -138,10 +138,10 @@ def length_bin(n_words: int, edges: tuple[int, ...]) -> str:
     return f">={edges[-1]}"
 
 
-def f1_and_iou(predictions: dict[str, dict], dataset: dict) -> dict[str, dict[str, float]]:
-    """``{id: {"f1", "iou"}}``: the two figures of :func:`evaluate`'s rows a calibration compares, without the
-    script IoU and ROUGE (three quarters of its time: ROUGE-L's LCS table and NLTK's tokenizer), same values."""
-    ensure_punkt_data()
+def span_scores(predictions: dict[str, dict], dataset: dict) -> dict[str, dict[str, float]]:
+    """``{id: {"em", "f1", "iou"}}``: the figures of :func:`evaluate`'s rows that a paired comparison reads
+    (``compare``, the calibration), without the script IoU and ROUGE, which were three quarters of its time
+    (ROUGE-L's LCS table and NLTK's tokenizer); the same values, in the same question order."""
     offsets_cache: dict[int, list[tuple[int, int]]] = {}
     out = {}
     for ex in iter_examples(dataset):
@@ -149,7 +149,7 @@ def f1_and_iou(predictions: dict[str, dict], dataset: dict) -> dict[str, dict[st
         ctx = ex["context"]
         if id(ctx) not in offsets_cache:
             offsets_cache[id(ctx)] = token_offsets(ctx)
-        out[ex["id"]] = {"f1": f1(pred["text"], ex["gold"]),
+        out[ex["id"]] = {"em": exact_match(pred["text"], ex["gold"]), "f1": f1(pred["text"], ex["gold"]),
                          "iou": iou_positions(ctx, (pred["start"], pred["end"]), ex["gold_span"], offsets_cache[id(ctx)])}
     return out
 

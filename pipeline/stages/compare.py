@@ -35,7 +35,7 @@ from pipeline.common.safe_text import markdown_cell
 from pipeline.quail.sets import heldout_dev, quail_sets
 from pipeline.quail.systems import HEURISTIC_BASELINES, MC_VARIANTS, mc_system
 from pipeline.nlquad.clusters import article_clusters
-from pipeline.nlquad.metrics import evaluate
+from pipeline.nlquad.metrics import span_scores
 from pipeline.strategyqa.answering import SETTINGS
 from pipeline.strategyqa.data import load_questions
 
@@ -100,7 +100,7 @@ def nlquad_pairs(eval_split: str) -> list[dict]:
     predictions |= {b: {0: _json(PATHS.nlquad_baselines.predictions / f"{b}.json")} for b in SPAN_BASELINES}
     runs: dict[str, list[dict[str, dict]]] = {}
     for name, by_seed in predictions.items():
-        runs[name] = [{r["id"]: r for r in evaluate(preds, dataset)[1]} for preds in by_seed.values()]
+        runs[name] = [span_scores(preds, dataset) for preds in by_seed.values()]
     ids = list(runs[SPAN_SYSTEMS[0]][0])
     article = article_clusters(dataset)
     clusters = [article[i] for i in ids]
