@@ -337,6 +337,42 @@ def test_uncached_outputs_persist_while_their_stage_runs(repo):
     assert not missing
 
 
+def test_every_training_stages_seed_runs_persist_so_an_unfinished_seed_resumes(repo):
+    """DVC deletes a stage's outputs before running it. A seed after the first trains under ``seeds/<seed>``,
+    its checkpoints inside that output: without ``persist: true`` a stage killed mid-run would lose them and
+    retrain those seeds from step 0 (the first seed's checkpoints sit beside its ``final/``, outside DVC's outs)."""
+    stages = _dvc(repo)["stages"]
+    training = {name: st for name, st in stages.items() if name.startswith("train_")}
+    assert len(training) >= 13  # span, Longformer, BoolQ, seven StrategyQA settings, four QuAIL variants
+    for name, st in training.items():
+        seeds = [o for o in _outs(st) if isinstance(o, dict) and next(iter(o)).endswith("/seeds")]
+        assert len(seeds) == 1 and next(iter(seeds[0].values())) == {"persist": True}, name
+
+
+def test_what_dvc_removes_before_a_training_stage_reruns_leaves_every_seeds_checkpoints(repo, tmp_path):
+    """The step ``dvc repro`` takes before it runs a changed stage (``Stage.remove_outs``), on this dvc.yaml in
+    a clone, after a kill: the first seed's ``final/`` goes, every seed's checkpoints stay (seeds/ persists, the
+    first seed's sit outside the outputs), so the rerun resumes them."""
+    import subprocess
+
+    from dvc.repo import Repo
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    model = clone / "models/quail_mc_options"
+    for kept in (model / "checkpoint-100", model / "seeds/43/checkpoint-100", model / "seeds/44/final"):
+        kept.mkdir(parents=True)
+        (kept / "progress.json").write_text("{}")
+    (model / "final").mkdir()
+    (model / "final/config.json").write_text("{}")
+    with Repo(str(clone)) as dvc_repo:
+        stage = next(s for s in dvc_repo.index.stages if s.name == "train_quail_mc@options")
+        stage.remove_outs(ignore_remove=False, force=False)
+    assert not (model / "final").exists()
+    assert (model / "checkpoint-100/progress.json").is_file()
+    assert (model / "seeds/43/checkpoint-100/progress.json").is_file()
+
+
 def test_invalid_params_under_plain_dvc_repro_delete_nothing(repo, tmp_path):
     import os
     import re

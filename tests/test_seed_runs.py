@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.common.seed_runs import (MIN_SEEDS, mean_over_runs, run_dir, runs_of, seeded_predictions, spread,
-                                       verdict)
+from pipeline.common.seed_runs import (MIN_SEEDS, mean_over_runs, prepare_runs, run_dir, runs_of, seeded_predictions,
+                                       spread, verdict)
 
 
 def test_a_seeds_list_is_distinct_and_in_range_and_its_first_is_the_reference_run():
@@ -36,6 +36,23 @@ def test_the_reference_run_keeps_the_models_path_and_the_others_go_under_seeds(t
     assert run_dir(tmp_path, [42, 43], 43) == tmp_path / "seeds" / "43"
     with pytest.raises(ValueError, match="not one of"):
         run_dir(tmp_path, [42, 43], 44)
+
+
+def test_prepare_runs_keeps_a_listed_seeds_checkpoints_and_drops_every_run_no_longer_trained_there(tmp_path):
+    """DVC keeps a model's seeds/ while the stage reruns (persist), so an unfinished seed resumes from it; a
+    seed dropped from the list, or now first (its run is the model folder itself), must not stay in the output."""
+    model, live = tmp_path / "models/m", tmp_path / "dvclive/m"
+    for seed in ("42", "43", "44"):
+        (model / "seeds" / seed / "checkpoint-50").mkdir(parents=True)
+        (live / "seeds" / seed).mkdir(parents=True)
+    (model / "seeds" / ".final.partial").mkdir()  # a killed writer's leftover is the loop's to clean, not ours
+    prepare_runs(model, live, [42, 43])
+    assert sorted(p.name for p in (model / "seeds").iterdir()) == [".final.partial", "43"]
+    assert (model / "seeds/43/checkpoint-50").is_dir()
+    assert sorted(p.name for p in (live / "seeds").iterdir()) == ["43"]
+    fresh = tmp_path / "models/new"
+    prepare_runs(fresh, tmp_path / "dvclive/new", [7])
+    assert (fresh / "seeds").is_dir() and not any((fresh / "seeds").iterdir())  # a DVC out even with one seed
 
 
 def test_a_predictions_file_holds_every_run_in_the_params_order_and_refuses_another_shape():

@@ -57,10 +57,13 @@ def _undo_kill(monkeypatch, real):
 
 def test_killed_training_resumes_to_the_same_weights(feats, tmp_path, monkeypatch):
     clean = train(feats, CFG, tmp_path / "clean", {"t": 1})
-    assert not list((tmp_path / "clean").glob("checkpoint-*"))  # a finished run leaves nothing to resume
+    # a finished run leaves nothing to resume, nor the fingerprint a resume is checked against (it holds the
+    # training code's hash; a seed's run folder is a DVC output): final/ alone
+    assert sorted(p.name for p in (tmp_path / "clean").iterdir()) == ["final"]
     real = _die_after_checkpoint(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         train(feats, CFG, tmp_path / "resumed", {"t": 1})
+    assert (tmp_path / "resumed" / "fingerprint.json").is_file()  # an unfinished run keeps it
     ckpt = tmp_path / "resumed" / "checkpoint-2"
     assert {"progress.json", "model.safetensors", "optimizer.bin", "scheduler.bin", "random_states_0.pkl"} <= \
         {p.name for p in ckpt.iterdir()}

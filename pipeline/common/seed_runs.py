@@ -90,13 +90,25 @@ def mean_over_runs(reports: Sequence[Any], digits: int = 2) -> Any:
 
 
 def prune_runs(folder: Path, seeds: Sequence[int]) -> None:
-    """Remove ``folder/seeds/<seed>`` of seeds no longer listed: a run's curves replace only their own entries
-    (``pipeline.training.curves``), so a seed dropped from the list would otherwise keep its old curves."""
+    """Remove ``folder/seeds/<name>`` of every seed not trained there now (the first seed's run is ``folder``
+    itself): a run's curves replace only their own entries (``pipeline.training.curves``), and a model's
+    ``seeds/`` is kept while its stage reruns, so a seed dropped from the list, or moved to the front, would
+    otherwise keep its old curves or model."""
     import shutil
 
-    keep = {str(s) for s in seeds}
+    keep = {str(s) for s in seeds[1:]}
     runs = Path(folder) / SEEDS_DIR
     if runs.is_dir():
         for entry in runs.iterdir():
             if entry.name not in keep and not entry.name.startswith(".") and entry.is_dir():
                 shutil.rmtree(entry)
+
+
+def prepare_runs(model_dir: Path, live: Path, seeds: Sequence[int]) -> None:
+    """Before a training stage's runs: ``model_dir/seeds`` exists (a DVC out, even with one seed), and neither
+    it nor the curves under ``live`` hold a run of a seed not listed now. DVC keeps ``seeds/`` while the stage
+    reruns (``persist``), so an unfinished seed resumes from its checkpoints there; a finished one has only its
+    ``final/`` left (``pipeline.training.finetune``) and trains again."""
+    (Path(model_dir) / SEEDS_DIR).mkdir(parents=True, exist_ok=True)
+    prune_runs(model_dir, seeds)
+    prune_runs(live, seeds)

@@ -27,7 +27,7 @@ from pipeline.common.model_card import ModelCard
 from pipeline.common.paired import paired_difference
 from pipeline.common.paired_seeds import paired_difference_over_seeds
 from pipeline.common.scoring import write_scores
-from pipeline.common.seed_runs import SEEDS_DIR, prune_runs, run_dir, spread
+from pipeline.common.seed_runs import SEEDS_DIR, prepare_runs, run_dir, spread
 from pipeline.strategyqa.answering import majority_label
 from pipeline.strategyqa.boolq import BoolQuestion, load_boolq, split_by_title
 from pipeline.training.choice_model import argmax, choice_dev_set, predict_choice_logits, train_choice_model
@@ -109,8 +109,7 @@ def run(params: Params) -> dict:
     from transformers import AutoTokenizer
 
     p = params.boolq_aux
-    (PATHS.boolq_aux.model_dir / SEEDS_DIR).mkdir(parents=True, exist_ok=True)  # a DVC out, even if empty
-    prune_runs(PATHS.boolq_aux.live, p.seeds)
+    prepare_runs(PATHS.boolq_aux.model_dir, PATHS.boolq_aux.live, p.seeds)
     every = train_each_seed(train, params, "boolq", p, lambda seed: _run_dir(params, seed))
     fit, _, heldout = boolq_sets(params)
     feats = encode_pairs(AutoTokenizer.from_pretrained(str(PATHS.boolq_aux.model)), [q.question for q in heldout],

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from pipeline.common.files import write_json
 from pipeline.common.layout import PATHS
 from pipeline.common.logs import get_logger
-from pipeline.common.seed_runs import SEEDS_DIR, prune_runs, run_dir
+from pipeline.common.seed_runs import SEEDS_DIR, prepare_runs, run_dir
 from pipeline.quail.data import MCQuestion
 from pipeline.quail.mc_model import VARIANTS, encode_questions
 from pipeline.quail.sets import quail_sets, split_texts
@@ -78,8 +78,7 @@ def run(params: Params, variant: str) -> dict:
     """Every seed: in turn, or ``parallel_runs`` at a time on a CPU (``pipeline.launcher.parallel_seeds``). A
     killed stage resumes its unfinished seeds from their last checkpoints; DVC removes the finished seeds' models when it reruns the stage, so they train again."""
     check_variant(variant)
-    (PATHS.quail_mc[variant].model_dir / SEEDS_DIR).mkdir(parents=True, exist_ok=True)  # a DVC out, even if empty
-    prune_runs(PATHS.quail_mc[variant].live, params.quail_mc.seeds)
+    prepare_runs(PATHS.quail_mc[variant].model_dir, PATHS.quail_mc[variant].live, params.quail_mc.seeds)
     every = train_each_seed(train, params, variant, params.quail_mc, lambda seed: _run_dir(params, variant, seed))
     first, runs = every[0], [training_report(stats) for stats in every]
     write_json(PATHS.quail_mc[variant].train_report, {"variant": variant, **runs[0], "runs": runs})

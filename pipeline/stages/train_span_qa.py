@@ -15,7 +15,7 @@ from pathlib import Path
 from pipeline.common.layout import PATHS, Layout
 from pipeline.common.files import write_json
 from pipeline.common.logs import get_logger
-from pipeline.common.seed_runs import SEEDS_DIR, prune_runs, run_dir
+from pipeline.common.seed_runs import SEEDS_DIR, prepare_runs, run_dir
 from pipeline.span_qa.data import SpanExamples, load_examples
 from pipeline.span_qa.features import WindowFeatures, build_windows
 from pipeline.nlquad.metrics import evaluate as score
@@ -137,11 +137,10 @@ def train(params: Params, name: str, seed: int | None = None) -> dict:
 
 def run(params: Params, name: str) -> dict:
     """Every seed: in turn, or ``parallel_runs`` at a time on a CPU (``pipeline.launcher.parallel_seeds``). A
-    killed stage resumes its unfinished seeds from their last checkpoints; DVC removes the
-    finished seeds' models when it reruns the stage, so they train again."""
+    killed stage resumes its unfinished seeds from their last checkpoints (DVC keeps ``seeds/`` and the first
+    seed's checkpoints beside its ``final/`` while it reruns the stage); a finished seed trains again."""
     kind = kind_of(params, name)
-    (kind.model_dir / SEEDS_DIR).mkdir(parents=True, exist_ok=True)  # a DVC out, even with one seed
-    prune_runs(kind.trained.live, kind.p.seeds)
+    prepare_runs(kind.model_dir, kind.trained.live, kind.p.seeds)
     every = train_each_seed(train, params, name, kind.p, kind.run_dir)
     for stats in every:
         print({k: stats[k] for k in ("seed", "tokens_per_s_this_run", "resumed_from_step", "device", "precision")})

