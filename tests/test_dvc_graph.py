@@ -350,12 +350,11 @@ def test_every_training_stages_seed_runs_persist_so_an_unfinished_seed_resumes(r
 
 
 def test_what_dvc_removes_before_a_training_stage_reruns_leaves_every_seeds_checkpoints(repo, tmp_path):
-    """The step ``dvc repro`` takes before it runs a changed stage (``Stage.remove_outs``), on this dvc.yaml in
-    a clone, after a kill: the first seed's ``final/`` goes, every seed's checkpoints stay (seeds/ persists, the
-    first seed's sit outside the outputs), so the rerun resumes them."""
+    """The step ``dvc repro`` takes before it runs a changed stage (``Stage.remove_outs``, under the repository
+    lock), on this dvc.yaml in a clone, after a kill: the first seed's ``final/`` goes, every seed's checkpoints
+    stay (seeds/ persists, the first seed's sit outside the outputs), so the rerun resumes them."""
     import subprocess
-
-    from dvc.repo import Repo
+    import sys
 
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
@@ -365,9 +364,11 @@ def test_what_dvc_removes_before_a_training_stage_reruns_leaves_every_seeds_chec
         (kept / "progress.json").write_text("{}")
     (model / "final").mkdir()
     (model / "final/config.json").write_text("{}")
-    with Repo(str(clone)) as dvc_repo:
-        stage = next(s for s in dvc_repo.index.stages if s.name == "train_quail_mc@options")
-        stage.remove_outs(ignore_remove=False, force=False)
+    remove = ("from dvc.repo import Repo\n"
+              "with Repo('.') as repo, repo.lock:\n"
+              "    stage = next(s for s in repo.index.stages if s.name == 'train_quail_mc@options')\n"
+              "    stage.remove_outs(ignore_remove=False, force=False)\n")
+    subprocess.run([sys.executable, "-c", remove], cwd=clone, check=True, capture_output=True, timeout=300)
     assert not (model / "final").exists()
     assert (model / "checkpoint-100/progress.json").is_file()
     assert (model / "seeds/43/checkpoint-100/progress.json").is_file()
