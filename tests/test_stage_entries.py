@@ -21,6 +21,7 @@ paths:
     counts: data/tally/counts.jsonl
     report: reports/tally.json
     plot: plots/tally.csv
+    seeds_dir: models/tally/seeds
 """
 
 MODULE = """\
@@ -54,7 +55,9 @@ def test_the_draft_declares_what_the_module_names(tmp_path, tally):
         "params": ["tally", "quail.seed", "split.seed"],  # its own section whole, single keys of the others
         "outs": ["${paths.tally.counts}",  # data: DVC's cache; reports and plots: git, kept while it runs
                  {"${paths.tally.report}": {"cache": False, "persist": True}},
-                 {"${paths.tally.plot}": {"cache": False, "persist": True}}],
+                 {"${paths.tally.plot}": {"cache": False, "persist": True}},
+                 # the other seeds' runs (their checkpoints): DVC's cache, kept while it reruns, so they resume
+                 {"${paths.tally.seeds_dir}": {"persist": True}}],
     }
 
 

@@ -27,6 +27,7 @@ from pipeline.experiments.static_reads import param_reads, path_reads
 
 GIT_TRACKED = ("reports", "plots", "metrics")  # top folders of small files a person reads and diffs: in git
 STAMP = "${paths.check_params.stamp}"
+SEED_RUNS = "seeds_dir"  # the paths.yaml key of a training stage's other seeds (pipeline.common.seed_runs)
 
 
 class DraftError(ValueError):
@@ -82,7 +83,12 @@ def draft_entry(repo: Path, name: str) -> dict[str, Any]:
         if any(value in other.parents for other in own.values()):
             continue  # the folder around another out (a model's model_dir around its final/): not an out itself
         ref = "${paths." + ".".join(key) + "}"
-        outs.append({ref: {"cache": False, "persist": True}} if value.parts[0] in GIT_TRACKED else ref)
+        if value.parts[0] in GIT_TRACKED:
+            outs.append({ref: {"cache": False, "persist": True}})
+        elif key[-1] == SEED_RUNS:  # every seed's run after the first, checkpoints and all: kept while the stage
+            outs.append({ref: {"persist": True}})  # reruns, so a killed stage resumes them (DVC deletes outs first)
+        else:
+            outs.append(ref)
     entry: dict[str, Any] = {"cmd": f"python -m flows.stage {name}", "deps": deps}
     if params:
         entry["params"] = params

@@ -76,7 +76,8 @@ def _live_dir(params: Params, variant: str, seed: int):
 
 def run(params: Params, variant: str) -> dict:
     """Every seed: in turn, or ``parallel_runs`` at a time on a CPU (``pipeline.launcher.parallel_seeds``). A
-    killed stage resumes its unfinished seeds from their last checkpoints; DVC removes the finished seeds' models when it reruns the stage, so they train again."""
+    killed stage resumes its unfinished seeds from their last checkpoints (DVC keeps ``seeds/`` and the first
+    seed's checkpoints beside its ``final/`` while it reruns the stage); a finished seed trains again."""
     check_variant(variant)
     prepare_runs(PATHS.quail_mc[variant].model_dir, PATHS.quail_mc[variant].live, params.quail_mc.seeds)
     every = train_each_seed(train, params, variant, params.quail_mc, lambda seed: _run_dir(params, variant, seed))
