@@ -114,6 +114,8 @@ STEP_STAGES = {"train_span": ("train_span_qa", "span_window"), "train_longformer
                "train_strategyqa_qa@ctl_facts": ("train_strategyqa_qa", "ctl_facts"),
                **{f"train_quail_mc@{v}": ("train_quail_mc", v)
                   for v in ("full", "passage_options", "question_options", "options")}}
+
+
 def timed_steps(model, opt, amp, batches: list) -> list[float]:
     """Seconds of each training step over ``batches`` as the loop takes it (autocast to ``amp`` where given,
     backward, clipping at 1.0, the optimizer step): the unit every step benchmark here times."""

@@ -85,8 +85,10 @@ def draft_entry(repo: Path, name: str) -> dict[str, Any]:
         ref = "${paths." + ".".join(key) + "}"
         if value.parts[0] in GIT_TRACKED:
             outs.append({ref: {"cache": False, "persist": True}})
-        elif key[-1] == SEED_RUNS:  # every seed's run after the first, checkpoints and all: kept while the stage
-            outs.append({ref: {"persist": True}})  # reruns, so a killed stage resumes them (DVC deletes outs first)
+        elif key[-1] == SEED_RUNS:
+            # every seed's run after the first, checkpoints and all: DVC deletes a stage's outs before it reruns
+            # it, so they are kept (persist) and a killed stage resumes them
+            outs.append({ref: {"persist": True}})
         else:
             outs.append(ref)
     entry: dict[str, Any] = {"cmd": f"python -m flows.stage {name}", "deps": deps}
