@@ -474,7 +474,8 @@ from flows._common import record_this_run, run_flow
 @flow(name="slow_stage")
 def slow_stage_flow(params_file: str = "params.yaml") -> None:
     record_this_run()
-    Path("started").write_text(str(os.getpid()))
+    Path("started.part").write_text(str(os.getpid()))
+    os.replace("started.part", "started")  # whole or absent: the test reads the pid the moment it appears
     if Path("slow").exists():
         time.sleep(600)
     Path("out.txt").write_text("done")
