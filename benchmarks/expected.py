@@ -104,8 +104,12 @@ def check_row(row: dict, root: Path) -> Checked:
     if "paper" in row:
         ref = row["paper"]
         ok = within(value, ref["value"], ref["tolerance"])
-        paper = f"{ref['value']:g} +-{ref['tolerance']}: " + ("reproduced" if ok else
-                                                               "differs" + (f" ({ref['why']})" if ref.get("why") else ""))
+        if ref.get("not_comparable"):  # equal in value, not in kind: no reproduction is claimed either way
+            paper = (f"{ref['value']:g} +-{ref['tolerance']}: " + ("within" if ok else "outside")
+                     + f", not a reproduction ({ref['not_comparable']})")
+        else:
+            paper = f"{ref['value']:g} +-{ref['tolerance']}: " + ("reproduced" if ok else "differs" + (
+                f" ({ref['why']})" if ref.get("why") else ""))
     failed = False
     if "pinned" in row:
         pin = row["pinned"]

@@ -193,7 +193,8 @@ def test_a_release_in_sugawara_et_als_shape_gives_the_papers_gap_analysis(tmp_pa
 def test_holm_adjusts_a_family_of_p_values_step_down():
     """Holm (1979): the i-th smallest of m p-values times m - i + 1, made monotone, capped at 1; a measure not
     computed stays None and is not counted. Checked against the definition on a worked example."""
-    from pipeline.difficulty.analysis import holm, with_holm
+    from pipeline.common.verdicts import holm
+    from pipeline.difficulty.analysis import with_holm
 
     assert holm({"a": 0.01, "b": 0.04, "c": 0.03, "d": None}) == {"a": 0.03, "b": 0.06, "c": 0.06, "d": None}
     assert holm({"a": 0.5, "b": 0.6}) == {"a": 1.0, "b": 1.0}

@@ -45,12 +45,12 @@ def test_a_card_says_what_the_reports_say():
     assert "**55.46** [49.00, 61.90]" in text and "229 questions" in text
     assert "| `strategyqa_qa.max_steps` | 40 |" in text
     assert "step 40, chosen on the dev set (accuracy; accuracy 54.85)" in text
-    assert "| eval | majority | acc | 55.46 | 53.28 | +2.18 [-1.75, +6.11] | *one run* |" in text
+    assert "| eval | majority | acc | 55.46 | 53.28 | +2.18 [-1.75, +6.11] | - | *one run* |" in text
     assert "Trained once (1 run): no verdict" in text  # the other system's row is not this model's
     assert 'from_pretrained("models/strategyqa_ora_p/final")' in text
     # a system trained under several seeds gets the verdict compare gave it
     text = render(next(c for c in cards() if c.system == "qa_ir_q"), budget, report, pairs)
-    assert "| +0.00 [+0.00, +0.00] | level |" in text and "in 0 of 1 comparisons" in text
+    assert "| +0.00 [+0.00, +0.00] | - | level |" in text and "in 0 of 1 comparisons" in text
 
 
 def test_strings_a_report_carries_are_escaped_in_a_card():

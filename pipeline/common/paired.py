@@ -45,13 +45,27 @@ def cluster_sums(values: np.ndarray, clusters: Sequence[str]) -> tuple[np.ndarra
     return sums, np.bincount(codes, minlength=len(order)).astype(float), order
 
 
+def bootstrap_p(stats: np.ndarray | None, point: float) -> float:
+    """The two-sided bootstrap p-value of "no difference" from the resampled statistics: twice the smaller share
+    of resamples on either side of zero, each share counted as ``(k + 1) / (B + 1)`` so that no p is 0 (Davison &
+    Hinkley 1997, sec. 4.4). ``stats`` None: no spread to resample, the difference is ``point`` in every
+    resample."""
+    if stats is None:
+        return 1.0 if point == 0 else 2 / (RESAMPLES + 1)
+    n = stats.size
+    below, above = (int(np.sum(stats <= 0)) + 1) / (n + 1), (int(np.sum(stats >= 0)) + 1) / (n + 1)
+    return min(1.0, 2 * min(below, above))
+
+
 def paired_difference(system: Sequence[float], baseline: Sequence[float], confidence: float = 0.95,
-                      clusters: Sequence[str] | None = None, unit: str = "question") -> dict:
+                      clusters: Sequence[str] | None = None, unit: str = "question", with_p: bool = False) -> dict:
     """Per-question scores in [0, 1] of two systems on the same questions (same order) -> both means, their
     difference and its interval, in points (0-100), and whether the interval lies above zero.
 
     ``clusters``: the text or article each question belongs to, when texts or articles were what the data set
-    sampled; the interval then resamples them (``unit`` names them in the result)."""
+    sampled; the interval then resamples them (``unit`` names them in the result). ``with_p``: also the
+    two-sided bootstrap p-value of no difference (``p_value``, :func:`bootstrap_p`), for a family of comparisons
+    that a multiple-comparison correction reads."""
     from scipy.stats import bootstrap
 
     a, b = np.asarray(system, dtype=float), np.asarray(baseline, dtype=float)
@@ -66,6 +80,7 @@ def paired_difference(system: Sequence[float], baseline: Sequence[float], confid
         labels = clusters
     sums, counts, order = cluster_sums(np.stack([a, b]), labels)
     diff = a - b
+    distribution = None
     if np.all(diff == diff[0]):  # no spread to resample (identical predictions included)
         low = high = float(diff[0])
     elif len(order) < 2:
@@ -75,10 +90,14 @@ def paired_difference(system: Sequence[float], baseline: Sequence[float], confid
                         confidence_level=confidence, n_resamples=RESAMPLES, method="percentile",
                         random_state=np.random.default_rng(SEED))
         low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    return {"system_mean": round(100 * float(a.mean()), 2), "baseline_mean": round(100 * float(b.mean()), 2),
-            "difference": round(100 * float(diff.mean()), 2), "ci95": [round(100 * low, 2), round(100 * high, 2)],
-            "above": bool(low > 0), "questions": int(a.size), "unit": unit, "units": len(order),
-            "wins": int((diff > 0).sum()), "losses": int((diff < 0).sum())}
+        distribution = np.asarray(res.bootstrap_distribution)
+    out = {"system_mean": round(100 * float(a.mean()), 2), "baseline_mean": round(100 * float(b.mean()), 2),
+           "difference": round(100 * float(diff.mean()), 2), "ci95": [round(100 * low, 2), round(100 * high, 2)],
+           "above": bool(low > 0), "questions": int(a.size), "unit": unit, "units": len(order),
+           "wins": int((diff > 0).sum()), "losses": int((diff < 0).sum())}
+    if with_p:
+        out["p_value"] = round(bootstrap_p(distribution, float(diff.mean())), 6)
+    return out
 
 
 def design_effect(values: Sequence[float], clusters: Sequence[str]) -> float:

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pipeline.common.paired import RESAMPLES, SEED, cluster_sums
+from pipeline.common.paired import RESAMPLES, SEED, bootstrap_p, cluster_sums
 
 
 def paired_difference_over_seeds(system: Sequence[Sequence[float]], baseline: Sequence[Sequence[float]],
                                  confidence: float = 0.95, clusters: Sequence[str] | None = None,
-                                 unit: str = "question") -> dict:
+                                 unit: str = "question", with_p: bool = False) -> dict:
     """Per-question scores of a system trained under several seeds (one row per seed) against a baseline's (one
     row per seed, or one row for a baseline that trains nothing), on the same questions in the same order -> the
     mean over seeds of each, their difference, its interval and the per-seed differences, in points.
@@ -29,7 +29,8 @@ def paired_difference_over_seeds(system: Sequence[Sequence[float]], baseline: Se
     the drawn seeds of the per-question mean difference over the drawn units. ``above`` says the interval lies
     above zero: a verdict about the system as trained, not about one lucky run; ``every_seed_above`` says
     whether each seed on its own is above (its point difference), for a reader who asks. With one seed on each
-    side this is :func:`paired_difference`'s interval (up to the bootstrap's draws)."""
+    side this is :func:`paired_difference`'s interval (up to the bootstrap's draws). ``with_p``: also the
+    two-sided bootstrap p-value of no difference from the same resamples (``p_value``)."""
     a, b = np.atleast_2d(np.asarray(system, dtype=float)), np.atleast_2d(np.asarray(baseline, dtype=float))
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or a.shape[1] == 0:
         raise ValueError(f"paired scores over seeds need seeds x questions from each system on the same questions: "
@@ -57,10 +58,15 @@ def paired_difference_over_seeds(system: Sequence[Sequence[float]], baseline: Se
         stats[start:start + n] = (sum_a - sum_b) / drawn_counts
     alpha = (1 - confidence) / 2
     low, high = (float(x) for x in np.quantile(stats, [alpha, 1 - alpha]))
+    spread = True
     if np.all(a == a[0]) and np.all(b == b[0]) and np.all(a[0] - b[0] == a[0, 0] - b[0, 0]):
         low = high = point  # no spread anywhere to resample
-    return {"system_mean": round(100 * float(a.mean()), 2), "baseline_mean": round(100 * float(b.mean()), 2),
-            "difference": round(100 * point, 2), "ci95": [round(100 * low, 2), round(100 * high, 2)],
-            "above": bool(low > 0), "seeds": int(a.shape[0]), "baseline_seeds": int(b.shape[0]),
-            "per_seed_difference": per_seed, "every_seed_above": all(d > 0 for d in per_seed),
-            "questions": int(a.shape[1]), "unit": unit, "units": k, "interval": "two-level bootstrap: seeds and units"}
+        spread = False
+    out = {"system_mean": round(100 * float(a.mean()), 2), "baseline_mean": round(100 * float(b.mean()), 2),
+           "difference": round(100 * point, 2), "ci95": [round(100 * low, 2), round(100 * high, 2)],
+           "above": bool(low > 0), "seeds": int(a.shape[0]), "baseline_seeds": int(b.shape[0]),
+           "per_seed_difference": per_seed, "every_seed_above": all(d > 0 for d in per_seed),
+           "questions": int(a.shape[1]), "unit": unit, "units": k, "interval": "two-level bootstrap: seeds and units"}
+    if with_p:
+        out["p_value"] = round(bootstrap_p(stats if spread else None, point), 6)
+    return out

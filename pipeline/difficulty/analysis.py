@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.common.jsonl import iter_jsonl
+from pipeline.common.verdicts import holm
 
 EASY_MAX_GAP = 20.0
 HARD_MIN_GAP = 40.0
@@ -111,21 +112,6 @@ def pearson(x: list[float], y: list[float]) -> dict:
         return {"r": None, "p": None, "n": len(x), "why_none": "fewer than 3 points or a constant series"}
     res = stats.pearsonr(x, y)
     return {"r": _finite(res.statistic), "p": _finite(res.pvalue), "n": len(x)}
-
-
-def holm(pvalues: Mapping[str, float | None]) -> dict[str, float | None]:
-    """Holm's step-down adjustment (Holm 1979) of a family of p-values, by name: the i-th smallest of m is
-    multiplied by m - i + 1, then made monotone, capped at 1. Controls the family-wise error without assuming
-    the tests independent (the measures here correlate: longer passages have more rare words). A ``None``
-    (not computed) stays ``None`` and does not count in m. A few lines, not a dependency: scipy has only the
-    false-discovery-rate adjustments."""
-    known = sorted((p, name) for name, p in pvalues.items() if p is not None)
-    adjusted: dict[str, float | None] = {name: None for name in pvalues}
-    running = 0.0
-    for i, (p, name) in enumerate(known):
-        running = max(running, min(1.0, (len(known) - i) * p))
-        adjusted[name] = _finite(running)
-    return adjusted
 
 
 def with_holm(correlations: dict[str, dict]) -> dict[str, dict]:

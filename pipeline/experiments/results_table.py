@@ -28,22 +28,32 @@ EVAL_NAMES = {"test": "NLQuAD sample test", "dev": "NLQuAD sample dev", "dev_hel
               "challenge": "QuAIL challenge", "eval": "StrategyQA dev"}
 # (track, eval, system, baseline, figures): the rows shown; reports/compare.md has every pair
 ROWS = (
-    ("nlquad", None, "span_window", "random_window", ("F1", "IoU", "EM")),
-    ("nlquad", None, "span_window", "bm25l", ("F1", "IoU", "EM")),
-    ("nlquad", None, "longformer", "random_window", ("F1", "IoU")),
-    ("nlquad", None, "longformer", "bm25l", ("F1", "IoU")),
+    ("nlquad", None, "span_window", "random_window", ("IoU", "F1", "EM")),
+    ("nlquad", None, "span_window", "bm25l", ("IoU", "F1", "EM")),
+    ("nlquad", None, "span_window", "position_prior", ("IoU", "F1")),  # question-blind control
+    ("nlquad", None, "span_window", "shuffled_questions", ("IoU", "F1")),  # the same runs, questions shuffled
+    ("nlquad", None, "span_window", "other_answers", ("IoU own-other",)),  # 0 for a model that ignores its question
+    ("nlquad", None, "bm25l", "other_answers", ("IoU own-other",)),
+    ("nlquad", None, "longformer", "random_window", ("IoU", "F1")),
+    ("nlquad", None, "longformer", "bm25l", ("IoU", "F1")),
     ("quail", "dev_heldout", "mc_full", "longchoice", ("acc",)),
-    ("quail", "dev_heldout", "mc_full", "mc_options", ("acc",)),
     ("quail", "dev_heldout", "mc_full", "pmi", ("acc",)),
     ("quail", "dev_heldout", "mc_full", "ir", ("acc",)),
+    ("quail", "dev_heldout", "mc_full", "mc_options", ("acc",)),
+    ("quail", "dev_heldout", "mc_full", "options_features", ("acc",)),  # options-only logit: no network
     ("quail", "dev_heldout", "mc_options", "random", ("acc",)),
+    ("quail", "dev_heldout", "options_features", "random", ("acc",)),
     ("quail", "challenge", "mc_full", "longchoice", ("acc_challenge",)),
     ("quail", "challenge", "mc_full", "pmi", ("acc_challenge",)),
+    ("quail", "challenge", "mc_full", "options_features", ("acc_challenge",)),
     ("strategyqa", "eval", "qa_ora_p", "majority", ("acc",)),
     ("strategyqa", "eval", "qa_ir_ora_d", "majority", ("acc",)),
     ("strategyqa", "eval", "qa_ir_d", "majority", ("acc",)),
     ("strategyqa", "eval", "qa_ir_q", "majority", ("acc",)),
     ("strategyqa", "eval", "qa_question_only", "majority", ("acc",)),
+    ("strategyqa", "eval", "bow_question", "majority", ("acc",)),  # bag-of-words question-only control
+    ("strategyqa", "eval", "qa_ora_p", "bow_question", ("acc",)),
+    ("strategyqa", "eval", "qa_question_only", "bow_question", ("acc",)),
     ("strategyqa", "eval", "qa_ctl_facts", "majority", ("acc",)),
     ("strategyqa", "eval", "qa_ctl_facts", "qa_question_only", ("acc",)),  # the control against the paper's no-context row
     ("strategyqa", "eval", "qa_ctl_ora_p1", "majority", ("acc",)),
@@ -53,11 +63,23 @@ ROWS = (
 def _verdict(pair: dict) -> str:
     """The verdict compare gave (over seeds and units; ``one run``: a system trained once gets none); a pair
     from a run before seeds (a GPU profile) trained every system once, so it has none either."""
-    shown = {"above": "**above**", "below": "below", "level": "level (interval spans 0)",
+    shown = {"above": "**above**", "below": "below", "level": "level", "fragile": "*fragile*",
              "one run": "one run: no verdict"}
     if "verdict" in pair:
         return shown[pair["verdict"]]
     return shown["one run"]  # a run from before seeds (a GPU profile) trained each system once
+
+
+def _holm(pair: dict) -> str:
+    """The Holm-adjusted p and the family's size; '-' for a pair from a run before the correction."""
+    if pair.get("p_holm") is None:
+        return "-"
+    return f"{pair['p_holm']:.3f} ({pair['family_size']})"
+
+
+def _seed_t(pair: dict) -> str:
+    t = pair.get("seed_t")
+    return "-" if not t else f"[{t['t_ci95'][0]:+.1f}, {t['t_ci95'][1]:+.1f}]"
 
 
 def _runs(pair: dict) -> str:
@@ -84,7 +106,8 @@ def table(pairs: list[dict], source: str = PATHS.compare.report, skip_missing: b
     """The ROWS found in ``pairs``; a row missing is an error, or left out with ``skip_missing`` (a run made
     before that system existed)."""
     lines = ["| eval set (questions / units resampled) | system | baseline | figure | system | baseline "
-             "| difference [95% CI] | runs | system vs baseline |", "|---|---|---|---|---|---|---|---|---|"]
+             "| difference [95% CI] | p Holm (m) | t over seeds | runs | system vs baseline |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for track, eval_set, system, baseline, figures in ROWS:
         for figure in figures:
             match = [p for p in pairs if p["track"] == track and p["system"] == system and p["baseline"] == baseline
@@ -98,7 +121,7 @@ def table(pairs: list[dict], source: str = PATHS.compare.report, skip_missing: b
             low, high = p["ci95"]
             lines.append(f"| {EVAL_NAMES[p['eval']]} ({_sample(p)}) | {system} | {baseline} | {figure} | "
                          f"{p['system_mean']:.1f} | {p['baseline_mean']:.1f} | {p['difference']:+.1f} "
-                         f"[{low:+.1f}, {high:+.1f}] | {_runs(p)} | {_verdict(p)} |")
+                         f"[{low:+.1f}, {high:+.1f}] | {_holm(p)} | {_seed_t(p)} | {_runs(p)} | {_verdict(p)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -4,7 +4,9 @@ checked against them by tests/test_dvc_graph.py)."""
 
 from __future__ import annotations
 
-HEURISTIC_BASELINES: tuple[str, ...] = ("random", "longchoice", "avgcos", "lstm", "pmi", "ir")
+# the paper's heuristic and word-vector baselines, then the options-only logit (a control fit on the training
+# texts: pipeline.quail.options_features)
+HEURISTIC_BASELINES: tuple[str, ...] = ("random", "longchoice", "avgcos", "lstm", "pmi", "ir", "options_features")
 MC_VARIANTS: tuple[str, ...] = ("full", "passage_options", "question_options", "options")
 
 

@@ -17,6 +17,18 @@ drawn. Its ``verdict`` is "above", "level" or "below" by that interval, given on
 ``MIN_SEEDS`` runs (of the system, and of a trained baseline); a system trained once is "one run": its interval
 covers the units alone, and no verdict is read off it. ``every_seed_above`` says whether each run on its own
 is above (its point difference), for a reader who asks.
+
+Many pairs are read at once, so the verdict is corrected for them (``pipeline.common.verdicts``): each pair's
+bootstrap p-value is Holm-adjusted within its family (one system on one eval set and figure), and beside the
+two-level bootstrap a t-interval over the per-seed differences is drawn. "above" / "below" needs both;
+"fragile" is a verdict one of them gives and the other does not. The uncorrected 95% reading stays in
+``verdict_95``.
+
+Beside the baselines stand the controls that tell reading from its shortcuts: NLQuAD's question-blind
+position prior, the span model on shuffled questions (``shuffled_questions``: the same seeds, each question
+replaced by another of its article) and every span system's own-vs-other overlap (``own_vs_other``: IoU with
+its own answer minus IoU with its article's other answers, 0 for a system that ignores the question); QuAIL's
+options-only logit; StrategyQA's bag-of-words question-only classifier.
 """
 
 from __future__ import annotations
@@ -30,12 +42,14 @@ from pipeline.common.manifest import source_path
 from pipeline.common.paired import UNITS, design_effect, paired_difference
 from pipeline.common.paired_seeds import paired_difference_over_seeds
 from pipeline.common.seed_runs import runs_of, verdict
+from pipeline.common.verdicts import combined, holm, holm_side, seed_t_interval, side
 from pipeline.common.files import atomic_output, write_json
 from pipeline.common.safe_text import markdown_cell
 from pipeline.quail.sets import heldout_dev, quail_sets
 from pipeline.quail.systems import HEURISTIC_BASELINES, MC_VARIANTS, mc_system
 from pipeline.nlquad.clusters import article_clusters
 from pipeline.nlquad.metrics import span_scores
+from pipeline.nlquad.own_vs_other import own_and_other
 from pipeline.strategyqa.answering import SETTINGS
 from pipeline.strategyqa.data import load_questions
 
@@ -44,16 +58,23 @@ if TYPE_CHECKING:
     from pipeline.quail.config import HeldoutExclusion
 
 SPAN_SYSTEMS = ("span_window", "longformer")
-SPAN_BASELINES = ("first_window", "last_window", "random_window", "bm25l")  # the oracle is an upper bound
-SPAN_FIGURES = {"EM": "em", "F1": "f1", "IoU": "iou"}
+# the oracle is an upper bound, not a baseline; the position prior is the question-blind control
+SPAN_BASELINES = ("first_window", "last_window", "random_window", "bm25l", "position_prior")
+SHUFFLED = "shuffled_questions"  # the span model's own runs on shuffled questions (predict_span_shuffled)
+OWN_VS_OTHER = "other_answers"  # the baseline of an own-vs-other pair: the same windows scored on the other answers
+OWN_VS_OTHER_FIGURE = "IoU own-other"
+# IoU first: NLQuAD's primary measure (Soleimani et al. 2021, sec. 4); F1 and EM as the paper also reports them
+SPAN_FIGURES = {"IoU": "iou", "F1": "f1", "EM": "em"}
+BOW = "bow_question"  # StrategyQA's bag-of-words question-only classifier (strategyqa_bow)
 # the headline rows: (track, system, baseline); their files are headlines()
 HEADLINE_PAIRS: tuple[tuple[str, str, str], ...] = (
     *(("nlquad", s, b) for s in SPAN_SYSTEMS for b in ("random_window", "bm25l")),
-    *(("quail", "mc_full", b) for b in ("random", "longchoice", "pmi", "ir")),
+    ("nlquad", "span_window", "position_prior"), ("nlquad", "span_window", SHUFFLED),
+    *(("quail", "mc_full", b) for b in ("random", "longchoice", "pmi", "ir", "options_features")),
     *(("quail", "mc_full", mc_system(v)) for v in MC_VARIANTS if v != "full"),
     # question-only is in the report: a headline row of its name would widen `dvc metrics show` past 160 columns
     *(("strategyqa", f"qa_{s}", "majority") for s in SETTINGS if s != "question_only"),
-    ("strategyqa", "qa_ora_p", "qa_question_only"),
+    ("strategyqa", "qa_ora_p", "qa_question_only"), ("strategyqa", "qa_question_only", BOW),
 )
 
 
@@ -69,34 +90,74 @@ def _json(path) -> Any:
 
 
 def _pair(track: str, eval_set: str, system: str, baseline: str, figure: str, a: list[list[float]],
-          b: list[list[float]], clusters: list[str] | None = None, baseline_trained: bool = False) -> dict:
+          b: list[list[float]], clusters: list[str] | None = None, baseline_trained: bool = False,
+          system_trained: bool = True, same_runs: bool = False) -> dict:
     """One comparison: ``a`` the system's per-question scores, one row per training run (seed); ``b`` the
-    baseline's, one row per run of a trained baseline or one row for a baseline that trains nothing."""
+    baseline's, one row per run of a trained baseline or one row for a baseline that trains nothing.
+    ``system_trained`` False: a system that trains nothing (a window, a fitted logit), one deterministic run
+    that needs no seeds for a verdict. ``same_runs``: ``b``'s rows are the same trained runs as ``a``'s, seed for
+    seed (a control run on altered input), so the t-interval pairs them. The verdict is set by
+    :func:`with_verdicts`, over the whole family."""
     unit = UNITS[track]
     if len(a) == 1 and len(b) == 1:
-        stats = paired_difference(a[0], b[0], clusters=clusters, unit=unit)
+        stats = paired_difference(a[0], b[0], clusters=clusters, unit=unit, with_p=True)
         stats["interval"] = f"bootstrap over {stats['unit']}s (one run)"
     else:
-        stats = paired_difference_over_seeds(a, b, clusters=clusters, unit=unit)
+        stats = paired_difference_over_seeds(a, b, clusters=clusters, unit=unit, with_p=True)
     mean_a = [sum(col) / len(col) for col in zip(*a, strict=True)]
     mean_b = [sum(col) / len(col) for col in zip(*b, strict=True)]
     diff = [x - y for x, y in zip(mean_a, mean_b, strict=True)]
     stats["wins"], stats["losses"] = sum(d > 0 for d in diff), sum(d < 0 for d in diff)
     stats["seeds"], stats["baseline_seeds"] = len(a), len(b) if baseline_trained else None
-    stats["verdict"] = verdict(*stats["ci95"], len(a), stats["baseline_seeds"])
-    stats["above"] = stats["verdict"] == "above"
+    per_run_a = [100 * sum(row) / len(row) for row in a]
+    per_run_b = [100 * sum(row) / len(row) for row in b]
+    if same_runs:
+        stats["seed_t"] = seed_t_interval([x - y for x, y in zip(per_run_a, per_run_b, strict=True)], [0.0])
+    else:
+        stats["seed_t"] = seed_t_interval(per_run_a, per_run_b)
+    stats["verdict_95"] = (side(*stats["ci95"]) if not system_trained and not baseline_trained
+                           else verdict(*stats["ci95"], len(a), stats["baseline_seeds"]))
     row = {"track": track, "eval": eval_set, "system": system, "baseline": baseline, "figure": figure, **stats}
     if clusters is not None:  # how much wider the clustered interval has to be than a per-question one
         row["design_effect"] = design_effect(diff, clusters)
     return row
 
 
+def family(pair: dict) -> tuple[str, str, str, str]:
+    """The pairs corrected together: one system on one eval set and figure (NLQuAD's figures are families of
+    their own; QuAIL and StrategyQA have one figure per eval set)."""
+    return pair["track"], pair["eval"], pair["system"], pair["figure"]
+
+
+def with_verdicts(pairs: list[dict]) -> list[dict]:
+    """Every pair with its Holm-adjusted p over its family (``p_holm``, ``family_size``) and its verdict: "one
+    run" as before (too few seeds), else the Holm-corrected bootstrap's side and the seed t-interval's side
+    combined (``pipeline.common.verdicts.combined``)."""
+    families: dict[tuple, list[int]] = {}
+    for i, p in enumerate(pairs):
+        families.setdefault(family(p), []).append(i)
+    out = [dict(p) for p in pairs]
+    for members in families.values():
+        adjusted = holm({str(i): pairs[i]["p_value"] for i in members})
+        for i in members:
+            p = out[i]
+            p["p_holm"], p["family_size"] = adjusted[str(i)], len(members)
+            if p["verdict_95"] == "one run":
+                p["verdict"] = "one run"
+            else:
+                t = p["seed_t"]
+                p["verdict"] = combined(holm_side(p["difference"], p["p_holm"]),
+                                        side(*t["t_ci95"]) if t else None)
+            p["above"] = p["verdict"] == "above"
+    return out
+
+
 def nlquad_pairs(eval_split: str) -> list[dict]:
     dataset = _json(PATHS.split.dir / f"{eval_split}.json")
-    rows: dict[str, dict[str, dict]] = {}
     # {system: {seed: predictions}}; a window baseline is one run of its own
     predictions = {s: runs_of(_json(PATHS[f"predict_{'span' if s == 'span_window' else s}"].predictions))
                    for s in SPAN_SYSTEMS}
+    predictions[SHUFFLED] = runs_of(_json(PATHS.predict_span_shuffled.predictions))
     predictions |= {b: {0: _json(PATHS.nlquad_baselines.predictions / f"{b}.json")} for b in SPAN_BASELINES}
     runs: dict[str, list[dict[str, dict]]] = {}
     for name, by_seed in predictions.items():
@@ -106,10 +167,21 @@ def nlquad_pairs(eval_split: str) -> list[dict]:
     clusters = [article[i] for i in ids]
     out = []
     for s in SPAN_SYSTEMS:
-        for b in SPAN_BASELINES:
+        rivals = [*SPAN_BASELINES, *([SHUFFLED] if s == "span_window" else [])]
+        for b in rivals:
             for figure, key in SPAN_FIGURES.items():
                 out.append(_pair("nlquad", eval_split, s, b, figure, [[rows[i][key] for i in ids] for rows in runs[s]],
-                                 [[rows[i][key] for i in ids] for rows in runs[b]], clusters))
+                                 [[rows[i][key] for i in ids] for rows in runs[b]], clusters,
+                                 baseline_trained=b == SHUFFLED, same_runs=b == SHUFFLED))
+    for s in (*SPAN_SYSTEMS, SHUFFLED, *SPAN_BASELINES):
+        scored = [own_and_other(preds, dataset) for preds in predictions[s].values()]
+        shared = list(scored[0])
+        row = _pair("nlquad", eval_split, s, OWN_VS_OTHER, OWN_VS_OTHER_FIGURE,
+                    [[run[i][0] - run[i][1] for i in shared] for run in scored], [[0.0] * len(shared)],
+                    [article[i] for i in shared], system_trained=s in (*SPAN_SYSTEMS, SHUFFLED))
+        row["own_iou"] = round(100 * sum(run[i][0] for run in scored for i in shared) / (len(shared) * len(scored)), 2)
+        row["other_iou"] = round(100 * sum(run[i][1] for run in scored for i in shared) / (len(shared) * len(scored)), 2)
+        out.append(row)
     return out
 
 
@@ -137,6 +209,9 @@ def quail_pairs(train_share: float, seed: int, exclude: HeldoutExclusion | None 
             out += [_pair("quail", eval_set, s, b, figure, scores[s], scores[b], [q.text_id for q in questions],
                           baseline_trained=b in mc)
                     for b in rivals]
+        # the options-only logit against random: how much the options alone give a linear model
+        out.append(_pair("quail", eval_set, "options_features", "random", figure, scores["options_features"],
+                         scores["random"], [q.text_id for q in questions], system_trained=False))
     return out
 
 
@@ -155,11 +230,19 @@ def strategyqa_pairs() -> list[dict]:
     def common(*settings: str) -> list[str]:
         return sorted(set.intersection(*(set(run) for s in settings for run in answers[s].values())))
 
+    bow = {qid: bool(v["answer"]) for qid, v in _json(PATHS.strategyqa_bow.predictions)["eval"].items()}
+    bow_majority = _json(PATHS.strategyqa_bow.report)["eval"]["majority_answer"] == "yes"
     out = []
+    ids = sorted(set(bow) & set(gold))
+    out.append(_pair("strategyqa", "eval", BOW, "majority", "acc", [[float(bow[i] == gold[i]) for i in ids]],
+                     [[float(bow_majority == gold[i]) for i in ids]], system_trained=False))
     for setting in SETTINGS:
         ids = common(setting)
         out.append(_pair("strategyqa", "eval", f"qa_{setting}", "majority", "acc", correct(setting, ids),
                          [[float(majority[setting] == gold[i]) for i in ids]]))
+        shared = [i for i in ids if i in bow]
+        out.append(_pair("strategyqa", "eval", f"qa_{setting}", BOW, "acc", correct(setting, shared),
+                         [[float(bow[i] == gold[i]) for i in shared]]))
     for setting in SETTINGS:
         if setting == "question_only":
             continue
@@ -175,10 +258,15 @@ def markdown(pairs: list[dict]) -> str:
              "runs); 95% paired bootstrap interval (2,000 resamples, seeded) of the unit the eval set sampled: NLQuAD "
              "articles, QuAIL texts, StrategyQA questions (each track's heading names it; both systems' questions of "
              "a resampled article or text go together), and of the training seeds where there are several (a "
-             "two-level bootstrap: seeds, then units). Verdict: **above** / below when the whole interval is above / "
-             "below zero, level when it spans it; *one run* for a system (or trained baseline) trained under fewer "
-             "than 3 seeds: no verdict. Wins/losses: questions where the system (its mean over runs) scores "
-             "higher/lower. "
+             "two-level bootstrap: seeds, then units), with its two-sided bootstrap p and that p Holm-adjusted "
+             "within the family (one system on one eval set and figure; m pairs); beside it the 95% t-interval over "
+             "the per-seed differences. Verdict: **above** / below when the Holm-adjusted p is under 0.05 and the "
+             "t-interval excludes zero on the same side, level when neither does, *fragile* when one does and the "
+             "other not; *one run* for a system (or trained baseline) trained under fewer than 3 seeds: no verdict "
+             "(a baseline or control that trains nothing is one deterministic run and gets one). "
+             "Own-vs-other (NLQuAD): IoU with the question's own answer minus IoU with its article's other answers, "
+             "on the questions whose article has two or more (0 for a system that ignores its question). "
+             "Wins/losses: questions where the system (its mean over runs) scores higher/lower. "
              "Design effect: how many times the variance of the difference exceeds that of as many independent "
              "questions (1 + (m - 1) ICC).", ""]
     for track in dict.fromkeys(p["track"] for p in pairs):
@@ -190,7 +278,8 @@ def markdown(pairs: list[dict]) -> str:
             lo, hi = p["ci95"]
             lines.append(f"| {markdown_cell(p['eval'])} | {markdown_cell(p['system'])} | {markdown_cell(p['baseline'])} "
                          f"| {p['figure']} | {p['system_mean']:.2f} | {p['baseline_mean']:.2f} "
-                         f"| {p['difference']:+.2f} [{lo:+.2f}, {hi:+.2f}] | {_verdict_cell(p['verdict'])} "
+                         f"| {p['difference']:+.2f} [{lo:+.2f}, {hi:+.2f}] | {p['p_value']:.3f} "
+                         f"| {p['p_holm']:.3f} ({p['family_size']}) | {_t_cell(p)} | {_verdict_cell(p['verdict'])} "
                          f"| {_seeds_cell(p)} | {p['wins']} / {p['losses']} | {p['questions']} | {p['units']} "
                          f"| {p.get('design_effect', 1.0):.2f} |")
         lines.append("")
@@ -198,7 +287,12 @@ def markdown(pairs: list[dict]) -> str:
 
 
 def _verdict_cell(v: str) -> str:
-    return {"above": "**above**", "one run": "*one run*"}.get(v, v)
+    return {"above": "**above**", "one run": "*one run*", "fragile": "*fragile*"}.get(v, v)
+
+
+def _t_cell(p: dict) -> str:
+    t = p.get("seed_t")
+    return "-" if not t else f"[{t['t_ci95'][0]:+.2f}, {t['t_ci95'][1]:+.2f}]"
 
 
 def _seeds_cell(p: dict) -> str:
@@ -217,8 +311,13 @@ def run(params: Params) -> dict:
         if getattr(params, section).eval_split != eval_split:
             raise ValueError(f"{section}.eval_split is {getattr(params, section).eval_split!r} but "
                              f"nlquad_baselines.eval_split is {eval_split!r}: a paired comparison needs one eval split")
-    pairs = nlquad_pairs(eval_split) + quail_pairs(params.quail.train_share, params.quail.seed, params.quail.exclude_from_heldout) + strategyqa_pairs()
-    write_json(PATHS.compare.report, {"resamples": 2000, "confidence": 0.95, "units": UNITS, "pairs": pairs})
+    pairs = with_verdicts(nlquad_pairs(eval_split) + quail_pairs(params.quail.train_share, params.quail.seed,
+                                                                 params.quail.exclude_from_heldout)
+                          + strategyqa_pairs())
+    write_json(PATHS.compare.report, {"resamples": 2000, "confidence": 0.95, "units": UNITS,
+                                      "multiple_comparisons": "Holm within each family (track, eval set, system, "
+                                                              "figure); a verdict also needs the seed t-interval",
+                                      "pairs": pairs})
     with atomic_output(PATHS.compare.table) as fh:
         fh.write(markdown(pairs))
     for track, system, baseline in HEADLINE_PAIRS:
@@ -232,4 +331,6 @@ def run(params: Params) -> dict:
             print(f"{p['track']} {p['eval']}: {p['system']} - {p['baseline']} {p['figure']} {p['difference']:+.2f} "
                   f"[{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}] {p['verdict']} ({p['seeds']} run(s))")
     return {"pairs": len(pairs), "above": sum(p["above"] for p in pairs),
+            "above_95_uncorrected": sum(p["verdict_95"] == "above" for p in pairs),
+            "fragile": sum(p["verdict"] == "fragile" for p in pairs),
             "one_run": sum(p["verdict"] == "one run" for p in pairs)}

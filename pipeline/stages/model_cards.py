@@ -108,7 +108,8 @@ def _figures(card: Card, evaluation: dict[str, Any]) -> list[str]:
     if card.track == "nlquad":
         ci = evaluation.get("ci95", {})
         return [f"- {name}: **{evaluation[key]:.2f}**" + (f" [{ci[key][0]:.2f}, {ci[key][1]:.2f}]" if key in ci else "")
-                for name, key in (("EM", "em"), ("F1", "f1"), ("IoU", "iou"), ("ROUGE-L", "rougeL"))
+                for name, key in (("IoU (NLQuAD's primary measure)", "iou"), ("F1", "f1"), ("EM", "em"),
+                                  ("ROUGE-L", "rougeL"))
                 if key in evaluation] + [f"- on `{markdown_cell(evaluation.get('eval_split'))}` ({markdown_cell(evaluation.get('n'))} questions)"]
     if card.track == "strategyqa":
         ci = evaluation.get("accuracy_ci95")
@@ -161,20 +162,23 @@ def _baselines(card: Card, pairs: list[dict[str, Any]]) -> list[str]:
     rows = [p for p in pairs if p["track"] == card.track and p["system"] == card.system]
     if not rows:
         return ["No baseline on the same questions in `reports/compare.json`."]
-    lines = ["| eval | baseline | figure | model | baseline | difference [95% CI] | verdict |", "|---|---|---|---|---|---|---|"]
+    lines = ["| eval | baseline | figure | model | baseline | difference [95% CI] | p Holm | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
     for p in rows:
         lo, hi = p["ci95"]
-        shown = {"above": "**above**", "one run": "*one run*"}.get(p["verdict"], p["verdict"])
+        shown = {"above": "**above**", "one run": "*one run*", "fragile": "*fragile*"}.get(p["verdict"], p["verdict"])
+        holm = "-" if p.get("p_holm") is None else f"{p['p_holm']:.3f}"
         lines.append(f"| {p['eval']} | {p['baseline']} | {p['figure']} | {p['system_mean']:.2f} | "
-                     f"{p['baseline_mean']:.2f} | {p['difference']:+.2f} [{lo:+.2f}, {hi:+.2f}] | {shown} |")
+                     f"{p['baseline_mean']:.2f} | {p['difference']:+.2f} [{lo:+.2f}, {hi:+.2f}] | {holm} | {shown} |")
     above = sum(p["verdict"] == "above" for p in rows)
     lines.append("")
     if all(p["verdict"] == "one run" for p in rows):
         lines.append(f"Trained once ({rows[0]['seeds']} run): no verdict; the intervals cover the sampled "
                      f"{rows[0]['unit']}s, not how another training run would fall.")
     else:
-        lines.append(f"Above its baseline (the interval over training runs and {rows[0]['unit']}s above zero) in "
-                     f"{above} of {len(rows)} comparisons.")
+        lines.append(f"Above its baseline (Holm-adjusted p under 0.05 within its family, over training runs and "
+                     f"{rows[0]['unit']}s, and the t-interval over runs above zero) in {above} of {len(rows)} "
+                     f"comparisons.")
     return lines
 
 

@@ -1,5 +1,6 @@
 """``quail_baselines``: the QuAIL paper's heuristic and word-vector baselines (random, LongChoice, AvgCos, LSTM,
-PMI, IR) on dev and the challenge set, beside the paper's Table 3 figures."""
+PMI, IR) on dev and the challenge set, beside the paper's Table 3 figures; and the options-only logit, a control
+fit on the training texts (``pipeline.quail.options_features``)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from pipeline.quail.report import (
     markdown_tables,
     paper_rows,
 )
+from pipeline.quail import options_features
 from pipeline.quail.sets import heldout_dev, quail_sets
 from pipeline.quail.systems import HEURISTIC_BASELINES
 from pipeline.quail.vector_baselines import (
@@ -58,6 +60,7 @@ def run(params: Params) -> dict:
     reference = load_reference(paper_tables)
     share = unanswerable_share(train)
     vectors = load_word_vectors(p.word_vectors)
+    weights = options_features.fit(train)
     results, predictions = {}, {}
     for name, questions in sets.items():
         preds = {
@@ -67,6 +70,7 @@ def run(params: Params) -> dict:
             "lstm": predict_lstm(questions, vectors, p.lstm_hidden, p.seed),
             "pmi": predict_pmi(questions, p.pmi_window, p.pmi_max_ngram, p.pmi_stop_word_ngrams),
             "ir": predict_ir(questions, _sentence_index, p.ir_require_overlap),
+            "options_features": options_features.predict(questions, weights),
         }
         if tuple(preds) != SYSTEMS:  # the names params and dvc.yaml know these systems by
             raise RuntimeError(f"quail_baselines made {tuple(preds)}, pipeline.quail.systems lists {SYSTEMS}")
@@ -80,7 +84,8 @@ def run(params: Params) -> dict:
                  "test split (same size; its key is not public). LongChoice answers 'not enough information' with "
                  f"p = {share:.4f}, the unanswerable share of the training texts (dev texts: no train set offline). "
                  f"AvgCos and LSTM use {vectors.name} word vectors in place of FastText CommonCrawl 300-d.\n")
-    metrics: dict = {"unanswerable_share_used": round(share, 4), "word_vectors": vectors.name}
+    metrics: dict = {"unanswerable_share_used": round(share, 4), "word_vectors": vectors.name,
+                     "options_features_weights": weights}
     for name, systems in results.items():
         paper = paper_rows(reference, name)
         metrics[name] = {s: {**t, **({"paper": paper[s]} if s in paper else {})} for s, t in systems.items()}

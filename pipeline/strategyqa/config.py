@@ -106,3 +106,28 @@ class StrategyQACVParams(StrictModel):
         if len(set(v)) != len(v):
             raise ValueError(f"a setting is named twice: {v}")
         return v
+
+
+class StrategyQABoWParams(StrictModel):
+    """``strategyqa_bow``: the bag-of-words question-only classifier, a control beside the trained settings (its
+    selection-dev share and seed are ``strategyqa_qa``'s, its folds drawn with ``strategyqa_cv.seed``)."""
+
+    c_grid: Science[list[float]] = Field(
+        min_length=1, max_length=20, description="L2 strengths (inverse, scikit-learn's C) tried on selection-dev")
+    ngram_max: Science[int] = Field(ge=1, le=3, description="word n-grams up to this length")
+    folds: Science[int] = Field(ge=0, le=20, description="cross-validation folds (0: official split only); 5 as "
+                                                         "the GPU profile's strategyqa_cv, so they pair")
+
+    @field_validator("c_grid")
+    @classmethod
+    def _positive(cls, v: list[float]) -> list[float]:
+        if any(not (1e-6 <= c <= 1e6) for c in v):
+            raise ValueError(f"every C must be within 1e-6..1e6: {v}")
+        return v
+
+    @field_validator("folds")
+    @classmethod
+    def _folds(cls, v: int) -> int:
+        if v == 1:
+            raise ValueError("1 fold leaves nothing to train on: 0 (off) or at least 2")
+        return v
