@@ -20,7 +20,8 @@ from pipeline.common.files import write_json
 TRACKS = ("nlquad", "strategyqa", "quail", "difficulty")
 # the only column names: a new one widens every table, so it has to be added here on purpose
 KEYS = {
-    "EM": "exact match (%)", "F1": "token F1 (%)", "IoU": "token-span IoU (%)", "ROUGE-L": "ROUGE-L F (%)",
+    "IoU": "token-span IoU (%), NLQuAD's primary measure", "F1": "token F1 (%)", "EM": "exact match (%)",
+    "ROUGE-L": "ROUGE-L F (%)",
     "R@10": "recall of gold paragraphs in the top 10 (%)", "acc": "accuracy (%), held-out/eval set",
     "acc_challenge": "accuracy (%), QuAIL challenge set", "majority": "majority-answer accuracy (%)",
     "r": "correlation with model accuracy (or the human-model gap)",

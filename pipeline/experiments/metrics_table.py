@@ -20,7 +20,7 @@ from pathlib import Path
 from pipeline.common.headline import KEYS, ROOT, TRACKS
 
 WIDTH = 120
-TITLES = {"nlquad": "NLQuAD (span_window.eval_split; dev columns: the trained models' dev F1)",
+TITLES = {"nlquad": "NLQuAD (span_window.eval_split; dev columns: the trained models' dev IoU)",
           "strategyqa": "StrategyQA (eval questions; retrieve_* rows: retrieve.questions)",
           "quail": "QuAIL (acc: held-out dev texts; acc_challenge: the challenge set)",
           "difficulty": "Difficulty (Pearson r of each passage measure against model accuracy over passages)"}

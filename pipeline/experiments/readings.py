@@ -177,7 +177,8 @@ def strategyqa(root: Path, pairs: list[dict]) -> str:
                    f"{cv['versus_majority']['ci95'][1]:+.1f}] over each fold's majority)" if cv else "") + ".")
     return (f"* **StrategyQA** (accuracy, the paper's measure): {trained} at {steps} steps, {len(alike)} of the "
             f"paper's five settings give every eval question the same answer (a classifier that has not left its "
-            f"prior in {steps} steps); the facts control reaches {control['dev_best'][metric]:.1f} on selection-dev "
+            f"prior in {steps} steps); the facts control reaches {'AUC' if metric == 'auc' else metric} "
+            f"{control['dev_best'][metric]:.1f} on selection-dev "
             f"and is {_interval(majority)} over the majority and {_interval(question_only)} over question-only on "
             f"the {majority['questions']} eval questions ({verdicts}). {bow_text} "
             + shown_to_read(pairs, "strategyqa", "qa_ora_p", "eval", "acc", ("qa_question_only", "bow_question"),

