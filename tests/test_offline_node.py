@@ -590,3 +590,52 @@ def test_malformed_node_params_are_refused_with_a_message(repo, tmp_path):
     _tar(tmp_path / "results.tar.gz", {"params.yaml": b"a: " + b"[" * 50_000 + b"]" * 50_000 + b"\n"})
     with pytest.raises(importer.ImportError_, match="nested more than 32 levels"):
         importer.import_results(tmp_path, name="deep", root=repo)
+
+
+@pytest.mark.parametrize("kind", [tarfile.GNUTYPE_LONGNAME, tarfile.XHDTYPE])
+def test_a_giant_long_name_or_pax_header_is_refused_from_its_size_before_it_is_read(repo, tmp_path, kind):
+    """A 1 MB gzip whose first header claims a 1 GiB long name (or pax record): tarfile would read the whole
+    payload into memory before the member loop saw it; the importer refuses it from the header's size, reading
+    none of it, in a message of a few lines."""
+    import gzip
+    import tracemalloc
+
+    from pipeline.offline.importer import ImportError_, node_files, read_results
+
+    header = tarfile.TarInfo("././@LongLink" if kind == tarfile.GNUTYPE_LONGNAME else "././@PaxHeader")
+    header.type, header.size = kind, 2**30
+    with gzip.open(tmp_path / "results.tar.gz", "wb") as out:
+        out.write(header.tobuf(format=tarfile.GNU_FORMAT))
+        for _ in range(64):
+            out.write(b"n" * 2**20)  # the start of the claimed payload; a real one would run to 1 GiB
+    (tmp_path / "gpu_profile.json").write_text(json.dumps({"device": "NVIDIA H100"}))
+    outputs = node_files(repo)[1]
+    tracemalloc.start()
+    with pytest.raises(ImportError_, match="header of 1,073,741,824 bytes") as refused:
+        read_results(tmp_path, outputs)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 16 * 2**20 and len(str(refused.value)) < 400  # the 64 MiB of payload present were never read
+
+
+def test_a_refusal_quotes_at_most_200_characters_of_a_strangers_name(repo, tmp_path):
+    from pipeline.offline.importer import ImportError_, node_files, read_results
+
+    name = "pipeline/" + "x" * 5000 + ".py"
+    _tar(tmp_path / "results.tar.gz", {name: b"import os"})
+    (tmp_path / "gpu_profile.json").write_text(json.dumps({"device": "NVIDIA H100"}))
+    with pytest.raises(ImportError_, match="not an output") as refused:
+        read_results(tmp_path, node_files(repo)[1])
+    assert len(str(refused.value)) < 400 and "(5012 characters)" in str(refused.value)
+
+
+def test_a_decompression_bomb_of_plain_bytes_is_refused_as_it_inflates(repo, tmp_path, monkeypatch):
+    """The decompressed stream is counted as it is read, headers and padding included, not only the sizes the
+    members declare."""
+    from pipeline.offline import importer
+
+    monkeypatch.setattr(importer, "MAX_DECOMPRESSED_BYTES", 2**20)
+    _tar(tmp_path / "results.tar.gz", {"params.yaml": b"a: 1\n", "reports/compare.json": b" " * (2 * 2**20)})
+    (tmp_path / "gpu_profile.json").write_text(json.dumps({"device": "NVIDIA H100"}))
+    with pytest.raises(importer.ImportError_, match="over 1,048,576 bytes decompressed"):
+        importer.read_results(tmp_path, importer.node_files(repo)[1])

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
+from pipeline.common.bounded_tar import open_bounded
+
+MAX_PACKAGE_BYTES = 256 * 2**20  # an npm package of one library, decompressed (vega's is about 10 MiB)
 VENDOR = Path(".plots-vendor")
 TEMPLATE = VENDOR / "offline_template.html"
 PACKAGES = {"vega": ("5.33.1", "vega.min.js"), "vega-lite": ("5.23.0", "vega-lite.min.js"),
@@ -25,7 +27,7 @@ def _script(name: str, version: str, filename: str) -> str:
     if not tgz.exists():
         subprocess.run(["npm", "pack", f"{name}@{version}", "--silent", "--pack-destination", str(VENDOR)],
                        check=True, capture_output=True)
-    with tarfile.open(tgz) as tar:
+    with open_bounded(tgz, "gz", MAX_PACKAGE_BYTES) as tar:
         member = tar.extractfile(f"package/build/{filename}")
         if member is None:
             raise FileNotFoundError(f"{filename} not in {tgz}")

@@ -37,6 +37,7 @@ import yaml
 
 from pydantic import ValidationError
 
+from pipeline.common.bounded_tar import ArchiveLimitError, open_bounded, quoted
 from pipeline.common.plain_yaml import PlainYAMLError, load_plain_yaml
 from pipeline.experiments.overrides import override
 from pipeline.experiments.sweep import SweepError, check_value
@@ -48,6 +49,8 @@ TRAINING_SECTIONS = PROFILE_SECTIONS
 MAX_MEMBER_BYTES = 64 * 2**20
 MAX_TOTAL_BYTES = 256 * 2**20  # all members together: a node's outputs are a few MiB
 MAX_MEMBERS = 20_000
+# the decompressed stream: every member's bytes and a 512-byte header (more for a long name) per entry
+MAX_DECOMPRESSED_BYTES = MAX_TOTAL_BYTES + MAX_MEMBERS * 2048
 MAX_PROFILE_BYTES = 4 * 2**20  # gpu_profile.json: a node writes a few KB
 PROFILE_FILE = "benchmarks/results/gpu_profile.json"
 PREDICTIONS_FILE = "benchmarks/results/gpu_predictions.json"
@@ -59,6 +62,21 @@ class ImportError_(RuntimeError):
 
 def _allowed(name: str, outputs: list[str]) -> bool:
     return name == "params.yaml" or any(name == o or name.startswith(o.rstrip("/") + "/") for o in outputs)
+
+
+def _members(tar: tarfile.TarFile, archive: Path):
+    """The archive's entries one at a time; a bound crossed or a broken header mid-way is the importer's error."""
+    entries = iter(tar)
+    while True:
+        try:
+            m = next(entries)
+        except StopIteration:
+            return
+        except ArchiveLimitError as exc:
+            raise ImportError_(str(exc)) from None
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise ImportError_(f"{archive}: a broken entry ({quoted(str(exc))})") from None
+        yield m
 
 
 def read_results(folder: Path, outputs: list[str]) -> tuple[dict[str, bytes], dict[str, Any]]:
@@ -81,14 +99,18 @@ def read_results(folder: Path, outputs: list[str]) -> tuple[dict[str, bytes], di
                            f"run it again with --resume-from this folder and import that run's folder")
     files: dict[str, bytes] = {}
     try:
-        tar = tarfile.open(archive, "r:gz")
-    except (tarfile.TarError, OSError) as exc:
-        raise ImportError_(f"{archive}: not a gzipped tar archive ({exc})") from None
+        # the decompressed stream is counted as read, headers included, and a long-name or pax header over a
+        # few KB is refused from its size (pipeline.common.bounded_tar): tarfile reads those before the loop below
+        tar = open_bounded(archive, "gz", MAX_DECOMPRESSED_BYTES)
+    except ArchiveLimitError as exc:
+        raise ImportError_(str(exc)) from None
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise ImportError_(f"{archive}: not a gzipped tar archive ({quoted(str(exc))})") from None
     count = total = 0
     with tar:
         # entries are read one at a time and counted as they come, so an archive of millions of tiny entries is
         # refused at the cap, not after all of them are read; a member's bytes are read only once it has passed
-        for m in tar:
+        for m in _members(tar, archive):
             count += 1
             if count > MAX_MEMBERS:
                 raise ImportError_(f"{archive}: more than {MAX_MEMBERS} entries: not a node's outputs")
@@ -97,15 +119,18 @@ def read_results(folder: Path, outputs: list[str]) -> tuple[dict[str, bytes], di
                 continue
             path = PurePosixPath(m.name)
             if not m.isfile() or path.is_absolute() or ".." in path.parts or m.name != path.as_posix():
-                raise ImportError_(f"{archive}: entry {m.name!r} is not a plain relative file")
+                raise ImportError_(f"{archive}: entry {quoted(m.name)} is not a plain relative file")
             if not _allowed(m.name, outputs):
-                raise ImportError_(f"{archive}: {m.name!r} is not an output of the node's stages in dvc.yaml")
+                raise ImportError_(f"{archive}: {quoted(m.name)} is not an output of the node's stages in dvc.yaml")
             if m.size > MAX_MEMBER_BYTES:
-                raise ImportError_(f"{archive}: {m.name!r} is {m.size} bytes, over {MAX_MEMBER_BYTES}")
+                raise ImportError_(f"{archive}: {quoted(m.name)} is {m.size} bytes, over {MAX_MEMBER_BYTES}")
             total += m.size
             if total > MAX_TOTAL_BYTES:
                 raise ImportError_(f"{archive}: over {MAX_TOTAL_BYTES} bytes in all: not a node's outputs")
-            files[m.name] = tar.extractfile(m).read()
+            try:
+                files[m.name] = tar.extractfile(m).read()
+            except ArchiveLimitError as exc:
+                raise ImportError_(str(exc)) from None
     if "params.yaml" not in files:
         raise ImportError_(f"{archive}: no params.yaml (the params the node ran with)")
     return files, profile

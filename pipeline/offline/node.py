@@ -32,8 +32,12 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from pipeline.common.bounded_tar import ArchiveLimitError, open_bounded, quoted
+
 BUNDLE = Path(__file__).resolve().parents[2]
 STATE_FILE = "node_state.json"
+MAX_RESULTS_BYTES = 512 * 2**20  # an earlier allocation's results: reports, curves, predictions (a few MiB)
+MAX_PAYLOAD_BYTES = 4 * 2**30  # the bundle's payload decompressed: packages and start weights (under 64 MiB packed)
 
 
 def _chains() -> tuple[tuple[str, ...], ...]:
@@ -75,12 +79,17 @@ def resume_from(folder: Path, bundle: Path, outputs: list[str]) -> dict[str, dic
     done = state.get("done")
     if not isinstance(done, dict) or not all(isinstance(v, dict) for v in done.values()):
         raise SystemExit(f"{folder / STATE_FILE}: no finished stages ('done') in it")
-    with tarfile.open(folder / "results.tar.gz", "r:gz") as tar:
-        for m in tar.getmembers():  # "reports/../pipeline/x.py" names an output folder and lands in the code
+    try:
+        tar = open_bounded(folder / "results.tar.gz", "gz", MAX_RESULTS_BYTES)
+        members_read = tar.getmembers()
+    except (ArchiveLimitError, tarfile.TarError, OSError, EOFError) as exc:
+        raise SystemExit(f"{folder / 'results.tar.gz'}: {quoted(str(exc))}; nothing was taken from it") from None
+    with tar:
+        for m in members_read:  # "reports/../pipeline/x.py" names an output folder and lands in the code
             path = PurePosixPath(m.name)
             if path.is_absolute() or ".." in path.parts or m.name != path.as_posix() or not (m.isfile() or m.isdir()):
-                raise SystemExit(f"{folder / 'results.tar.gz'}: entry {m.name!r} is not a plain relative file; "
-                                 "nothing was taken from it")
+                raise SystemExit(f"{folder / 'results.tar.gz'}: entry {quoted(m.name)} is not a plain relative "
+                                 "file; nothing was taken from it")
         members = [m for m in tar.getmembers()
                    if m.name != "params.yaml" and any(m.name == o or m.name.startswith(o.rstrip("/") + "/")
                                                       for o in outputs)]
@@ -101,7 +110,7 @@ def unpack(bundle: Path) -> None:
     if not archive.exists() or mark.exists():
         return
     print(f"[node] unpacking {archive.name} ...", flush=True)
-    with tarfile.open(archive, "r:xz") as tar:
+    with open_bounded(archive, "xz", MAX_PAYLOAD_BYTES) as tar:
         tar.extractall(bundle, filter="data")
     mark.write_text("done\n", encoding="utf-8")
 
