@@ -15,10 +15,22 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from flows._server import reap_killed_runs, record_run, shared_api_url, stage_lease
 from pipeline.common.transient import is_transient
+
+
+RESULTS_PATH = Path(__file__).resolve().parents[1] / ".prefect" / "results"
+
+
+def own_results() -> dict[str, Any]:
+    """What every flow and task of the project says about its return value: not persisted, and stored (were it
+    ever) in the checkout's own ``.prefect/results``. Prefect otherwise reads the server's default result storage
+    (``PUT /api/admin/storage``, which any API caller may set) and persists a top-level flow's result there; a
+    storage named on the flow is used as given, so the server's is never read, constructed or contacted."""
+    return {"persist_result": False, "result_storage": RESULTS_PATH}
 
 
 def retry_if_transient(task: Any, task_run: Any, state: Any) -> bool:

@@ -28,7 +28,8 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.logging import get_run_logger
 from prefect.settings import PREFECT_API_URL
 
-from flows._common import PARENT_RUN_ENV, STOPPED_BY_SIGNAL, cancelled_if_stopped, quiet_signal_stops
+from flows._common import (PARENT_RUN_ENV, STOPPED_BY_SIGNAL, cancelled_if_stopped, own_results,
+                           quiet_signal_stops)
 from flows._server import reap_killed_runs
 from flows.stage import QUIET
 from flows.engine_guard import install as _install_engine_guard
@@ -90,7 +91,7 @@ def readable_line(line: str) -> tuple[int, str] | None:
     return logging.getLevelName(stamped["prefect"] or stamped["ours"]), line[stamped.end():]
 
 
-@task(name="dvc-repro", retries=0, cache_policy=None)
+@task(name="dvc-repro", retries=0, cache_policy=None, **own_results())
 def dvc_repro(repo_dir: str, targets: list[str], force: bool) -> None:
     logger = get_run_logger()
     cmd = [_dvc(), "repro", *(["--force"] if force else []), *targets]
@@ -124,7 +125,7 @@ def _run_id() -> str:
     return str(flow_run.id or "")
 
 
-@task(name="link-stage-runs", cache_policy=None)
+@task(name="link-stage-runs", cache_policy=None, **own_results())
 def link_stage_runs(rebuild_id: str) -> str:
     """A table artifact of the stage runs this rebuild started (their name, state, duration and a link), so
     the rebuild's page leads to each of them; the ``rebuild:<id>`` tag alone is cut short in the UI."""
@@ -145,7 +146,7 @@ def link_stage_runs(rebuild_id: str) -> str:
     return f"{len(rows)} stage run(s)"
 
 
-@task(name="publish-metrics", cache_policy=None)
+@task(name="publish-metrics", cache_policy=None, **own_results())
 def publish_metrics(repo_dir: str, before: dict) -> str:
     """One artifact per track: the headline figures after this run, with their change against ``before``
     (the figures in the checkout when this run started, i.e. the previous run's)."""
@@ -211,7 +212,9 @@ def rebuild_cancelled(flow: Any, flow_run: Any, state: Any) -> None:
 quiet_signal_stops()  # in the process that runs a rebuild: its crash lines for a stop by a signal go
 
 
-@flow(name="rebuild", log_prints=True, on_crashed=[rebuild_cancelled],  # stopped with make serve: Cancelled
+# own_results() on every flow and task: nothing is persisted, the server's default storage never read
+@flow(name="rebuild", log_prints=True, **own_results(),
+      on_crashed=[rebuild_cancelled],  # stopped with make serve: Cancelled
       flow_run_name=run_name)
 def rebuild(targets: list[str] | None = None, force: bool = False) -> str:
     """Reproduce the pipeline of the runner's checkout (all stages, or ``targets``) and publish its metrics."""

@@ -49,7 +49,7 @@ def stage_flow(name: str) -> Any:
     """The Prefect flow of stage ``name``: validated params in, the work's summary out."""
     from prefect import flow, task
 
-    from flows._common import record_this_run, retry_if_transient
+    from flows._common import own_results, record_this_run, retry_if_transient
     from pipeline.params import load_params
 
     stage = STAGES[name]
@@ -63,12 +63,13 @@ def stage_flow(name: str) -> Any:
     if stage.retry_delays_s:
         body = task(name=f"{name}.run", retries=len(stage.retry_delays_s),
                     retry_delay_seconds=list(stage.retry_delays_s), retry_condition_fn=retry_if_transient,
-                    cache_policy=None)(body)
+                    cache_policy=None, **own_results())(body)
 
     def run_stage(params_file: str = "params.yaml", variant: str | None = None) -> dict:
         return body(params_file, variant)
 
-    return flow(name=name, log_prints=True)(run_stage)
+    # a stage's return value is a summary for its log, never persisted; the server's default storage is not read
+    return flow(name=name, log_prints=True, **own_results())(run_stage)
 
 
 def main(argv: list[str] | None = None) -> int:

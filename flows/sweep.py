@@ -18,6 +18,7 @@ from prefect.client.orchestration import get_client
 from prefect.deployments import run_deployment
 from prefect.logging import get_run_logger
 
+from flows._common import own_results
 from flows.engine_guard import install as _install_engine_guard
 from pipeline.common.safe_text import markdown_cell
 from pipeline.experiments.sweep import check_poll, grid_points, point_name, run_point
@@ -28,13 +29,13 @@ _install_engine_guard()  # this module's flows run in served and deployed proces
 POINT_DEPLOYMENT = "experiment-point/point"
 
 
-@task(name="dvc-exp-run", retries=0, cache_policy=None)
+@task(name="dvc-exp-run", retries=0, cache_policy=None, **own_results())
 def _point(point: dict[str, Any], name: str, targets: list[str]) -> dict[str, Any]:
     log = get_run_logger()
     return run_point(point, name, targets, log.info)
 
 
-@flow(name="experiment-point", log_prints=True)
+@flow(name="experiment-point", log_prints=True, **own_results())
 def experiment_point(point: dict[str, Any], name: str, targets: list[str] | None = None) -> dict[str, Any]:
     result = _point(point, name, list(targets or []))
     create_markdown_artifact(key="experiment-point", description=name, markdown=(
@@ -52,7 +53,7 @@ def _wait(run_ids: list, poll_s: float) -> list:
             time.sleep(poll_s)
 
 
-@flow(name="sweep", log_prints=True)
+@flow(name="sweep", log_prints=True, **own_results())
 def sweep(grid: dict[str, list[Any]], name: str = "sweep", targets: list[str] | None = None,
           poll_s: float = 2.0) -> list[dict[str, Any]]:
     log = get_run_logger()
