@@ -172,3 +172,20 @@ def test_a_gpu_run_from_before_the_paper_names_is_shown_under_them_and_says_its_
     assert "qa_ir_d |" not in text and "resample questions" in text
     clustered = {**row, "system": "qa_ir_d", "unit": "question", "units": 229}
     assert "| qa_ir_d | majority |" in gpu_table({"device": "x", "systems_vs_baselines": [clustered]})
+
+
+def test_every_string_a_gpu_node_writes_into_the_profile_is_escaped_in_the_generated_table():
+    """A node's gpu_profile.json is a stranger's file: its device, versions, profile name, calibration drift and
+    each pair's seed counts reach the docs' generated table, so each is escaped (no live tag, link or script)."""
+    from pipeline.experiments.results_table import gpu_table
+
+    evil = '<img src=x onerror=alert(1)><script>alert(2)</script>[link](http://evil.example)'
+    row = {"track": "quail", "eval": "dev_heldout", "system": "mc_full", "baseline": "longchoice", "figure": "acc",
+           "system_mean": 45.3, "baseline_mean": 30.1, "difference": 15.2, "ci95": [9.2, 21.1], "questions": 435,
+           "unit": evil, "units": 24, "seeds": evil, "baseline_seeds": evil, "p_holm": 0.01, "family_size": evil,
+           "verdict": "one run"}
+    profile = {"device": evil, "torch": evil, "transformers": evil, "profile": evil,
+               "stages": {"x": {"tokens_per_s": 1000.0}}, "systems_vs_baselines": [row],
+               "source": {"commit": "abc", "nlquad_calibration": {"within_tolerance": False, "drift": [evil, evil]}}}
+    text = gpu_table(profile)
+    assert "<img" not in text and "<script" not in text and "](http" not in text and "http://" not in text

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -74,7 +75,7 @@ def _holm(pair: dict) -> str:
     """The Holm-adjusted p and the family's size; '-' for a pair from a run before the correction."""
     if pair.get("p_holm") is None:
         return "-"
-    return f"{pair['p_holm']:.3f} ({pair['family_size']})"
+    return f"{pair['p_holm']:.3f} ({node_text(pair.get('family_size'))})"
 
 
 def _seed_t(pair: dict) -> str:
@@ -83,10 +84,12 @@ def _seed_t(pair: dict) -> str:
 
 
 def _runs(pair: dict) -> str:
-    """Training runs behind the row: the system's, and a trained baseline's after a slash."""
+    """Training runs behind the row: the system's, and a trained baseline's after a slash (escaped: a GPU
+    node's profile is a stranger's file)."""
     if "seeds" not in pair:
         return "1"
-    return str(pair["seeds"]) if pair.get("baseline_seeds") is None else f"{pair['seeds']} / {pair['baseline_seeds']}"
+    seeds = node_text(pair["seeds"])
+    return seeds if pair.get("baseline_seeds") is None else f"{seeds} / {node_text(pair['baseline_seeds'])}"
 
 
 def _sample(pair: dict) -> str:
@@ -95,7 +98,7 @@ def _sample(pair: dict) -> str:
     unit, units = pair.get("unit", "question"), pair.get("units", pair["questions"])
     if unit == "question":
         return f"{int(pair['questions'])} / questions"
-    return f"{int(pair['questions'])} / {int(units)} {markdown_cell(unit)}s"  # a node's profile is a stranger's file
+    return f"{int(pair['questions'])} / {int(units)} {node_text(unit)}s"  # a node's profile is a stranger's file
 
 
 def markers(name: str) -> tuple[str, str]:
@@ -135,13 +138,20 @@ def node_text(value: object) -> str:
     return markdown_cell(value).translate(_MARKDOWN_SYNTAX).replace("://", ":&#47;&#47;")
 
 
+def _path_text(value: object) -> str:
+    """A path a node names, as code when it is a plain path (letters, digits, ``./_-``), else escaped text: a
+    backtick in a stranger's string would end the code span and let what follows render."""
+    text = str(value)
+    return f"`{text}`" if re.fullmatch(r"[\w./-]+", text) else node_text(text)
+
+
 def gpu_table(profile: dict) -> str:
     """The GPU run's table under a caption naming the device, software and time, from the profile alone."""
     stages = profile.get("stages", {})
     trained = {k: v for k, v in stages.items() if v.get("tokens_per_s")}
     caption = (f"Device: **{node_text(profile['device'])}** (torch {node_text(profile.get('torch'))}, "
                f"transformers {node_text(profile.get('transformers'))}), profile "
-               f"`{markdown_cell(profile.get('profile'))}`: {len(stages)} stages in "
+               f"{_path_text(profile.get('profile'))}: {len(stages)} stages in "
                f"{profile.get('seconds_all_stages', 0) / 60:.1f} min, {len(trained)} trainings in bf16 at "
                f"{min(v['tokens_per_s'] for v in trained.values()) / 1e3:.0f}k-"
                f"{max(v['tokens_per_s'] for v in trained.values()) / 1e3:.0f}k training tokens/s "
@@ -166,8 +176,9 @@ def gpu_table(profile: dict) -> str:
                     "section (71.5% of questions) and whose documents fit one window: they are not comparable with "
                     "the calibrated sample's rows above.\n\n")
     elif not calibration.get("within_tolerance"):
+        drift = calibration.get("drift") or []
         caption += (f"Its NLQuAD build drifted outside the calibration's tolerances "
-                    f"({', '.join(calibration.get('drift') or [])}).\n\n")
+                    f"({', '.join(node_text(d) for d in (drift if isinstance(drift, list) else [drift]))}).\n\n")
     return caption + table(pairs, GPU_PROFILE, skip_missing=True)
 
 
