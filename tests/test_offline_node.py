@@ -639,3 +639,15 @@ def test_a_decompression_bomb_of_plain_bytes_is_refused_as_it_inflates(repo, tmp
     (tmp_path / "gpu_profile.json").write_text(json.dumps({"device": "NVIDIA H100"}))
     with pytest.raises(importer.ImportError_, match="over 1,048,576 bytes decompressed"):
         importer.read_results(tmp_path, importer.node_files(repo)[1])
+
+
+@pytest.mark.parametrize("depth", [100_000, 40])
+def test_a_deeply_nested_profile_is_refused_in_one_sentence(repo, tmp_path, depth):
+    """Nesting past Python's parser (a RecursionError traceback before) or past what a node writes: one line."""
+    from pipeline.offline.importer import ImportError_, node_files, read_results
+
+    _tar(tmp_path / "results.tar.gz", {"params.yaml": b"a: 1\n"})
+    (tmp_path / "gpu_profile.json").write_text("[" * depth + "]" * depth)
+    with pytest.raises(ImportError_, match="nested") as refused:
+        read_results(tmp_path, node_files(repo)[1])
+    assert "\n" not in str(refused.value) and len(str(refused.value)) < 300

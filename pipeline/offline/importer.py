@@ -64,6 +64,30 @@ def _allowed(name: str, outputs: list[str]) -> bool:
     return name == "params.yaml" or any(name == o or name.startswith(o.rstrip("/") + "/") for o in outputs)
 
 
+MAX_JSON_DEPTH = 32  # a node's profile and predictions nest a few levels: {"runs": {seed: {qid: {...}}}}
+
+
+def node_json(data: str | bytes, where: object) -> Any:
+    """A JSON file a node wrote, parsed, and refused in one sentence when it is not JSON or nests deeper than
+    :data:`MAX_JSON_DEPTH` (Python's parser raises RecursionError on deep nesting, and what reads it after
+    recurses too)."""
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise ImportError_(f"{where}: nested too deep to parse: not a node's file") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ImportError_(f"{where}: not JSON ({quoted(str(exc))})") from None
+    todo, depth = [(value, 1)], 0
+    while todo:
+        item, level = todo.pop()
+        depth = max(depth, level)
+        if depth > MAX_JSON_DEPTH:
+            raise ImportError_(f"{where}: nested more than {MAX_JSON_DEPTH} levels deep: not a node's file")
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        todo += [(c, level + 1) for c in children if isinstance(c, (dict, list))]
+    return value
+
+
 def _members(tar: tarfile.TarFile, archive: Path):
     """The archive's entries one at a time; a bound crossed or a broken header mid-way is the importer's error."""
     entries = iter(tar)
@@ -88,10 +112,7 @@ def read_results(folder: Path, outputs: list[str]) -> tuple[dict[str, bytes], di
     if profile_path.stat().st_size > MAX_PROFILE_BYTES:  # checked before reading: the node writes a few KB
         raise ImportError_(f"{profile_path}: {profile_path.stat().st_size} bytes, over {MAX_PROFILE_BYTES}: "
                            "not a node's gpu_profile.json")
-    try:
-        profile = json.loads(profile_path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ImportError_(f"{profile_path}: not JSON ({exc})") from None
+    profile = node_json(profile_path.read_bytes(), profile_path)
     if not isinstance(profile, dict) or not isinstance(profile.get("device"), str):
         raise ImportError_(f"{profile_path}: not a gpu_profile.json (no device)")
     if profile.get("complete") is False:
@@ -239,10 +260,7 @@ def gathered_predictions(files: dict[str, bytes], profile: dict[str, Any]) -> st
         if recorded.get(rel) != hashlib.sha256(data).hexdigest():
             raise ImportError_(f"{rel}: not the predictions the node recorded in gpu_profile.json "
                                "(predictions_sha256); the archive and the profile are not of one run")
-        try:
-            out[rel] = json.loads(data)
-        except ValueError:
-            raise ImportError_(f"{rel}: not JSON") from None
+        out[rel] = node_json(data, rel)
     missing = sorted(set(recorded) - set(out))
     if missing:
         raise ImportError_(f"gpu_profile.json records predictions the archive lacks: {missing[:3]}")
