@@ -110,6 +110,7 @@ SCIENCE_LIMITS: dict[str, tuple[float, float]] = {
     **{f"{s}.seed": SEED_RANGE for s in ("sample", "split", "nlquad_baselines", "strategyqa_cv", "quail")},
 }
 MAX_CHECKPOINTS = 100  # max_steps / checkpoint_every: each one writes the model and optimizer state
+MAX_EVALUATIONS = 100  # max_steps / eval_every: each one scores the whole selection-dev set
 
 
 def _raise_budget_errors(model: BaseModel) -> None:
@@ -136,6 +137,10 @@ def _budget_errors(name: str, section: TrainBudget) -> list[str]:
     if section.max_steps > MAX_CHECKPOINTS * section.checkpoint_every:
         errors.append(f"{name}.checkpoint_every: {section.checkpoint_every} saves more than {MAX_CHECKPOINTS} "
                       f"checkpoints in {section.max_steps} steps; at least {math.ceil(section.max_steps / MAX_CHECKPOINTS)}")
+    steps = max(section.max_steps, getattr(section, "control_max_steps", None) or 0)  # StrategyQA's control too
+    if steps > MAX_EVALUATIONS * section.eval_every:
+        errors.append(f"{name}.eval_every: {section.eval_every} scores selection-dev more than {MAX_EVALUATIONS} "
+                      f"times in {steps} steps; at least {math.ceil(steps / MAX_EVALUATIONS)}")
     return errors
 
 

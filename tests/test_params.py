@@ -335,6 +335,8 @@ def test_every_science_number_is_bounded_above():
     ("longformer.attention_window", 10**12, "outside 2..16384"),
     ("span_window.doc_stride", 1, "outside 16..16384"),
     ("span_window.checkpoint_every", 1, "more than 100 checkpoints"),
+    ("span_window.eval_every", 1, "more than 100 times in 200 steps; at least 2"),
+    ("strategyqa_qa.eval_every", 1, "more than 100 times in 400 steps"),  # the control's budget counts
     ("quail.seed", 2**70, "quail.seed"),
 ])
 def test_science_keys_that_size_work_are_bounded(key, value, error):
