@@ -148,7 +148,7 @@ def project_files(repo: Path, module: str) -> set[Path]:
         try:
             source = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); a module must be") from None
+            raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); a module must be UTF-8 text") from None
         if path.name == "__init__.py" and runs_nothing(_parse(source, path)):
             quiet.add(path.relative_to(repo))
         files.add(path.relative_to(repo))
