@@ -143,6 +143,36 @@ def test_a_checkpoint_of_other_data_of_the_same_size_is_not_resumed(feats, tmp_p
     assert stats["resumed_from_step"] == 0 and stats["steps"] == 6
 
 
+@pytest.mark.parametrize("plant", ["no fingerprint", "at the last step", "step disagrees with its name"])
+def test_a_planted_checkpoint_is_not_resumed_and_the_seed_trains_from_step_0(feats, tmp_path, monkeypatch, plant):
+    """A checkpoint copied in from another run (or pulled: ``seeds/`` is a persisting DVC output) becomes a
+    trained seed only if this run left it: with no fingerprint beside it, or a recorded step at the budget's end
+    or other than its name's, every such checkpoint goes and the run starts at step 0."""
+    import json
+    import shutil
+
+    import pipeline.training.finetune as finetune
+    from tests.conftest import die_after_checkpoint
+
+    real = die_after_checkpoint(monkeypatch, 3)
+    with pytest.raises(KeyboardInterrupt):
+        _train(feats, _cfg(6, 2, checkpoint_every=3), tmp_path / "donor", ScriptedDev([50.0] * 3))
+    monkeypatch.setattr(finetune, "_save_checkpoint", real)
+    target = tmp_path / "m"
+    target.mkdir()
+    if plant == "no fingerprint":  # the donor's checkpoint-3, its fingerprint left behind
+        shutil.copytree(tmp_path / "donor" / "checkpoint-3", target / "checkpoint-3")
+    else:
+        shutil.copytree(tmp_path / "donor", target, dirs_exist_ok=True)  # fingerprint and all
+        step = 6 if plant == "at the last step" else 5
+        (target / "checkpoint-3").rename(target / f"checkpoint-{6 if plant == 'at the last step' else 3}")
+        ckpt = target / f"checkpoint-{6 if plant == 'at the last step' else 3}"
+        progress = json.loads((ckpt / "progress.json").read_text())
+        (ckpt / "progress.json").write_text(json.dumps({**progress, "step": step}))
+    stats = _train(feats, _cfg(6, 2, checkpoint_every=3), target, ScriptedDev([50.0] * 3))
+    assert stats["resumed_from_step"] == 0 and stats["steps"] == 6
+
+
 def test_an_unknown_select_metric_fails_naming_it(feats, tmp_path):
     dev = ScriptedDev([50.0])
     cfg = _cfg(2, 2)

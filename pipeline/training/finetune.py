@@ -192,6 +192,23 @@ def _code_hash(make_batch: BatchMaker) -> str:
     return h.hexdigest()[:16]
 
 
+def _checkpoint_agrees(ckpt: Path, max_steps: int) -> bool:
+    """A checkpoint a run of ``max_steps`` may resume: named ``checkpoint-<step>``, its ``progress.json`` (if
+    written: one killed while saving is skipped later) recording that step, and the step below the budget (a
+    finished run keeps no checkpoint, so one at the last step was not left by this loop)."""
+    _, _, name_step = ckpt.name.partition("-")
+    if not name_step.isdigit():
+        return False
+    progress = ckpt / "progress.json"
+    if not progress.exists():
+        return True
+    try:
+        step = json.loads(progress.read_text())["step"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return type(step) is int and step == int(name_step) and 0 < step < max_steps
+
+
 def _latest_checkpoint(out_dir: Path) -> Path | None:
     """The newest checkpoint whose ``progress.json`` was written: one killed while saving is skipped."""
     ckpts = sorted(out_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
@@ -399,15 +416,28 @@ class FineTuning:
         self.stopped_early = self.history.stopped_early(cfg.patience)
 
     def _start_afresh_unless(self, fingerprint: dict[str, Any], make_batch: BatchMaker) -> None:
-        """Checkpoints left by a run of other inputs or other training code are removed, not resumed."""
+        """Only this run's own checkpoints are resumed: every checkpoint goes when no fingerprint stands beside
+        them (one copied in, pulled or pushed by someone else) or when it is of other inputs or training code,
+        and so does each whose recorded step is not below the budget or disagrees with its name."""
         fingerprint = {**fingerprint, "training_code": _code_hash(make_batch)}
         fp_path = self.out_dir / FINGERPRINT
         if self.main:
             self.out_dir.mkdir(parents=True, exist_ok=True)
-            if fp_path.exists() and json.loads(fp_path.read_text()) != fingerprint:
-                self.log.info("training inputs changed since the last run: starting afresh")
-                for c in self.out_dir.glob("checkpoint-*"):
-                    shutil.rmtree(c)
+            try:
+                recorded = json.loads(fp_path.read_text()) if fp_path.is_file() else None
+            except (OSError, ValueError):
+                recorded = None
+            checkpoints = list(self.out_dir.glob("checkpoint-*"))
+            if recorded != fingerprint and checkpoints:
+                self.log.info("checkpoints without this run's fingerprint (%s): starting afresh",
+                              "none beside them" if recorded is None else "other inputs or code")
+                for c in checkpoints:
+                    shutil.rmtree(c, ignore_errors=True)
+            for c in self.out_dir.glob("checkpoint-*"):
+                if not _checkpoint_agrees(c, self.cfg.max_steps):
+                    self.log.info("%s: its recorded step is not its name's or not below %d: removed", c.name,
+                                  self.cfg.max_steps)
+                    shutil.rmtree(c, ignore_errors=True)
             fp_path.write_text(json.dumps(fingerprint, sort_keys=True, indent=1))
         self.accelerator.wait_for_everyone()
 
