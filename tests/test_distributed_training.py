@@ -290,7 +290,9 @@ def test_a_worker_rebuilds_only_what_the_spec_names(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     params = load_params(write_params(tmp_path / "params.yaml", {}))
     good = {"stage": "train_quail_mc", "variant": "full", "run_id": "qa-0123456789ab", "params": params.model_dump(mode="json")}
-    spec = tmp_path / "spec.json"
+    private = tmp_path / "launch"
+    private.mkdir(mode=0o700)
+    spec = private / "spec.json"
 
     def check(record: dict, run_id: str = "qa-0123456789ab", mode: int = 0o600) -> tuple:
         spec.write_text(json.dumps(record))
@@ -313,8 +315,14 @@ def test_a_worker_rebuilds_only_what_the_spec_names(tmp_path, monkeypatch):
     assert read_spec(spec, "qa-0123456789ab", ("train", "predict"))[3:] == (43, "predict")  # a seed process's
     with pytest.raises(SpecError, match="not this run"):
         check(good, run_id="qa-ffffffffffff")  # a spec left by another launch
-    with pytest.raises(SpecError, match="writable only by it"):
-        check(good, mode=0o666)
+    for mode in (0o666, 0o644, 0o640):  # writable or readable by others: the docs say 0600
+        with pytest.raises(SpecError, match="private file"):
+            check(good, mode=mode)
+    private.chmod(0o777)  # a 0600 file in a folder others may write: swapped between the check and the read
+    with pytest.raises(SpecError, match="in a folder of mode 0700"):
+        check(good)
+    private.chmod(0o700)
+    assert check(good)[:2] == ("train_quail_mc", "full")
     with pytest.raises(TypeError, match=TRAIN_NAME):
         train_stage(json.loads)  # only a stage module's train can be launched
     assert train_stage(__import__("pipeline.stages.train_quail_mc", fromlist=["train"]).train) == "train_quail_mc"

@@ -78,7 +78,7 @@ def _read_pointer(max_age: float = DEFAULT_MAX_AGE_S) -> dict | None:
     """The launch node 0 announced, if it can be trusted now: this user's private file, written less than
     ``max_age`` seconds ago (a pointer left by a killed stage names a rendezvous nobody will join), naming a
     launch spec that is this user's too (each worker checks the spec again, and that it names this run)."""
-    if not trusted_file(POINTER):
+    if not trusted_file(POINTER, private_folder=False):
         return None
     try:
         launch = json.loads(POINTER.read_text())

@@ -182,13 +182,25 @@ def _write_atomic(path: Path, data: bytes) -> None:
     tmp.replace(path)
 
 
-def trusted_file(path: Path) -> bool:
-    """A launch file another process may act on: a regular file owned by this user, writable by nobody else."""
+def trusted_file(path: Path, private_folder: bool = True) -> bool:
+    """A launch file another process may act on: a regular file owned by this user that nobody else may read or
+    write (0600 or stricter), and with ``private_folder`` in a folder of this user's that nobody else may enter
+    (0700 or stricter: in a shared folder another user could swap the file between the check and the read).
+    The join pointer lives in the checkout, a folder the user chose, so it is checked without its folder."""
     try:
         st = path.lstat()
     except OSError:
         return False
-    return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    private = stat.S_IRWXG | stat.S_IRWXO
+    if not (stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & private):
+        return False
+    if not private_folder:
+        return True
+    try:
+        folder = path.parent.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(folder.st_mode) and folder.st_uid == os.getuid() and not folder.st_mode & private
 
 
 def _launch(stage: str, variant: str, params: Params, out_dir: Path, seed: int | None = None) -> dict[str, Any]:
@@ -239,7 +251,8 @@ def read_spec(path: Path, run_id: str, functions: tuple[str, ...] = (TRAIN_NAME,
     from pipeline.params import ParamsError, validate_params  # the boundary's check; it changes no value
 
     if not trusted_file(path):
-        raise SpecError(f"{path}: not a regular file owned by this user and writable only by it; refusing it")
+        raise SpecError(f"{path}: not this user's private file (a regular file of mode 0600 in a folder of mode "
+                        "0700, both owned by this user); refusing it")
     try:
         spec = json.loads(path.read_text(encoding="utf-8"))
         stage, variant, spec_run, raw = spec["stage"], spec["variant"], spec["run_id"], spec["params"]
