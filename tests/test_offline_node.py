@@ -651,3 +651,20 @@ def test_a_deeply_nested_profile_is_refused_in_one_sentence(repo, tmp_path, dept
     with pytest.raises(ImportError_, match="nested") as refused:
         read_results(tmp_path, node_files(repo)[1])
     assert "\n" not in str(refused.value) and len(str(refused.value)) < 300
+
+
+def test_the_import_refuses_a_commit_this_repository_lacks_and_a_params_digest_of_other_params(repo):
+    import hashlib
+
+    from pipeline.offline.importer import ImportError_, check_source
+
+    params = b"a: 1\n"
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    check_source({"source": {"commit": head, "params_sha256": hashlib.sha256(params).hexdigest()}}, params, repo)
+    check_source({}, params, repo)  # a run from before the node recorded its source
+    with pytest.raises(ImportError_, match="is not in this repository"):
+        check_source({"source": {"commit": "0" * 40}}, params, repo)
+    with pytest.raises(ImportError_, match="not a commit id"):
+        check_source({"source": {"commit": "HEAD; rm -rf /"}}, params, repo)
+    with pytest.raises(ImportError_, match="not the sha256 of the archive's params.yaml"):
+        check_source({"source": {"commit": head, "params_sha256": "f" * 64}}, params, repo)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import json
 import re
 import subprocess
@@ -248,8 +249,6 @@ def gathered_predictions(files: dict[str, bytes], profile: dict[str, Any]) -> st
     """The node's prediction files as one JSON document ``{path: content}``, each checked against the digest
     the node recorded: a file that differs, or one the node did not record, is refused (they would not be the
     predictions behind the profile's figures)."""
-    import hashlib
-
     from pipeline.common.layout import PATHS
 
     recorded = profile.get("predictions_sha256") or {}
@@ -299,6 +298,28 @@ def clean_killed_import(root: Path) -> str | None:
     return branch
 
 
+def check_source(profile: dict[str, Any], params: bytes, root: Path) -> None:
+    """The code and params a profile says it ran, checked against what is here: its commit must be one this
+    repository holds (else its figures trace to nothing a reader can check out) and its params digest must be
+    the archive's own params.yaml (else the two files are not of one run)."""
+    source = profile.get("source")
+    if source is None:
+        return  # a run from before the node recorded its source: the docs' table says so
+    if not isinstance(source, dict):
+        raise ImportError_("gpu_profile.json: its source is not a mapping")
+    commit, digest = source.get("commit"), source.get("params_sha256")
+    if commit is not None:
+        if not (isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{40}", commit)):
+            raise ImportError_(f"gpu_profile.json: source.commit {quoted(commit)} is not a commit id")
+        if subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=root,
+                          capture_output=True).returncode != 0:
+            raise ImportError_(f"gpu_profile.json: source.commit {commit} is not in this repository: fetch it, or "
+                               "build the bundle from a commit of this repository")
+    if digest is not None and digest != hashlib.sha256(params).hexdigest():
+        raise ImportError_("gpu_profile.json: source.params_sha256 is not the sha256 of the archive's params.yaml: "
+                           "the profile and the archive are not of one run")
+
+
 def import_results(folder: Path, name: str | None = None, base: str = "HEAD", root: Path = ROOT) -> dict:
     from dvc.utils.hydra import apply_overrides
 
@@ -308,6 +329,7 @@ def import_results(folder: Path, name: str | None = None, base: str = "HEAD", ro
               file=sys.stderr)
     _, outputs, figures = node_files(root)
     files, profile = read_results(folder, outputs)
+    check_source(profile, files["params.yaml"], root)
     branch = branch_name(name, profile["device"])
     if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], cwd=root,
                       capture_output=True).returncode == 0:
