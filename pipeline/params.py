@@ -46,7 +46,8 @@ from pipeline.quail.config import QuailMCParams, QuailParams
 from pipeline.sample.config import SampleParams
 from pipeline.search.config import SearchParams
 from pipeline.span_qa.config import LongformerParams, SpanWindowParams
-from pipeline.strategyqa.config import BoolQAuxParams, RetrieveParams, StrategyQACVParams, StrategyQAParams
+from pipeline.strategyqa.config import (BoolQAuxParams, RetrieveParams, StrategyQABoWParams, StrategyQACVParams,
+                                        StrategyQAParams)
 from pipeline.training.config import DistributedParams, TrainBudget
 from pipeline.wayback.config import ArchiveParams
 from pipeline.wiki.config import WikiParams
@@ -164,6 +165,7 @@ class Params(StrictModel):
     boolq_aux: BoolQAuxParams
     strategyqa_qa: StrategyQAParams
     strategyqa_cv: StrategyQACVParams
+    strategyqa_bow: StrategyQABoWParams
     quail: QuailParams
     quail_mc: QuailMCParams
     difficulty: DifficultyParams

@@ -57,11 +57,14 @@ STAGES: dict[str, Stage] = {
     "nlquad_baselines": Stage("nlquad_baselines"),
     "train_span": Stage("train_span_qa", args=("span_window",), trains=True),
     "predict_span": Stage("predict_span_qa", args=("span_window",), trains=True),
+    # the control on shuffled questions: the same runs, each question replaced by another of its article
+    "predict_span_shuffled": Stage("predict_span_shuffled", args=("span_window",), trains=True),
     "evaluate_span": Stage("evaluate_span_qa", args=("span_window",), trains=True, card=SPAN_CARD),
     "convert_longformer": Stage("convert_longformer", trains=True),
     "train_longformer": Stage("train_span_qa", args=("longformer",), trains=True),
     "predict_longformer": Stage("predict_span_qa", args=("longformer",), trains=True),
     "evaluate_longformer": Stage("evaluate_span_qa", args=("longformer",), trains=True, card=SPAN_CARD),
+    "nlquad_f1_iou": Stage("nlquad_f1_iou", trains=True),  # NLQuAD's metric finding over every span system
     "benchmark_sources": Stage("benchmark_sources"),
     "train_boolq_aux": Stage("train_boolq_aux", trains=True, card="pipeline.stages.train_boolq_aux:card"),
     "strategyqa_contexts": Stage("strategyqa_contexts"),
@@ -70,6 +73,7 @@ STAGES: dict[str, Stage] = {
                                       card=STRATEGYQA_CARD if step == "evaluate" else None)
        for step in ("train", "predict", "evaluate")},
     "strategyqa_cv": Stage("strategyqa_cv", trains=True),
+    "strategyqa_bow": Stage("strategyqa_bow"),  # the bag-of-words question-only control
     "quail_baselines": Stage("quail_baselines"),
     **{f"{step}_quail_mc": Stage(f"{step}_quail_mc", variants=QUAIL_VARIANTS, trains=True,
                                  card=QUAIL_CARD if step == "evaluate" else None)
