@@ -113,8 +113,9 @@ def nlquad(root: Path, pairs: list[dict]) -> str:
              f"span model's predictions, {m['iou_zero_percent']:.0f}% have IoU 0"
              + (f" with F1 up to {m['iou_zero_f1']['max']:.1f}" if m.get("iou_zero_f1") else "")
              + ", and the F1-IoU gap by answer length is "
-             + " / ".join(f"{g['gap']:.1f}" for g in m["f1_minus_iou_by_answer_words"].values())
-             + f" points ({', '.join(m['f1_minus_iou_by_answer_words'])} words; `{PATHS.nlquad_f1_iou.report}`).")
+             + " / ".join(f"{g['gap']:.1f}" for g in m["f1_minus_iou_by_answer_words"])
+             + f" points ({', '.join(g['answer_words'] for g in m['f1_minus_iou_by_answer_words'])} answer words; "
+               f"`{PATHS.nlquad_f1_iou.report}`).")
     if ranking:
         text += (f" What the sample lets a model learn, measured on every article of the build: a sentence encoder "
                  f"ranks a question's own answer first among its article's answers {ranking['value']:+.1f} points "

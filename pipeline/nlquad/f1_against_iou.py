@@ -30,9 +30,11 @@ def finding(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "iou_zero_f1": ({"min": round(100 * min(zero), 2), "median": round(100 * statistics.median(zero), 2),
                          "max": round(100 * max(zero), 2)} if zero else None),
         "f1_minus_iou": round(100 * statistics.fmean(r["f1"] - r["iou"] for r in rows), 2),
-        "f1_minus_iou_by_answer_words": {
-            label: {"questions": len(group), "f1": round(100 * statistics.fmean(r["f1"] for r in group), 2),
-                    "iou": round(100 * statistics.fmean(r["iou"] for r in group), 2),
-                    "gap": round(100 * statistics.fmean(r["f1"] - r["iou"] for r in group), 2)}
-            for label, group in sorted(bins.items(), key=lambda kv: min(r.get("answer_words", 0) for r in kv[1]))},
+        # a list, shortest answers first: a JSON object's keys are sorted as text when written ("100-199" first)
+        "f1_minus_iou_by_answer_words": [
+            {"answer_words": label, "questions": len(group),
+             "f1": round(100 * statistics.fmean(r["f1"] for r in group), 2),
+             "iou": round(100 * statistics.fmean(r["iou"] for r in group), 2),
+             "gap": round(100 * statistics.fmean(r["f1"] - r["iou"] for r in group), 2)}
+            for label, group in sorted(bins.items(), key=lambda kv: min(r.get("answer_words", 0) for r in kv[1]))],
     }

@@ -33,7 +33,12 @@ def run(params: Params) -> dict:
     systems, plotted = {}, []
     for name, runs in per_run.items():
         rows = [evaluate(preds, dataset)[1] for preds in runs]
-        systems[name] = {**mean_over_runs([finding(r) for r in rows]), "runs": len(rows)}
+        findings = [finding(r) for r in rows]
+        # the by-length list averaged bin by bin (mean_over_runs keeps a list as the first run's); every run
+        # answers the same questions, so the bins are the same
+        by_length = [mean_over_runs(list(group)) for group in zip(*(f["f1_minus_iou_by_answer_words"]
+                                                                     for f in findings), strict=True)]
+        systems[name] = {**mean_over_runs(findings), "f1_minus_iou_by_answer_words": by_length, "runs": len(rows)}
         plotted += [[name, r["id"], f"{100 * r['f1']:.2f}", f"{100 * r['iou']:.2f}", r["answer_words"]]
                     for r in rows[0]]
     write_plot_csv(PATHS.nlquad_f1_iou.plot, ("system", "id", "f1", "iou", "answer_words"), plotted)
