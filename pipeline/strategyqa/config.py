@@ -88,6 +88,13 @@ class StrategyQAParams(TrainBudget):
 CVSetting = Literal["question_only", "ir_q", "ir_ora_d", "ora_p", "ctl_facts", "ctl_ora_p1"]
 
 
+def fold_count(v: int) -> int:
+    """A number of cross-validation folds: 0 (off) or at least 2 (1 fold leaves nothing to train on)."""
+    if v == 1:
+        raise ValueError("1 fold leaves nothing to train on: 0 (off) or at least 2")
+    return v
+
+
 class StrategyQACVParams(StrictModel):
     """``strategyqa_cv``: k-fold cross-validation over all labelled StrategyQA questions (train + dev), with the
     budget and start of ``strategyqa_qa``. Off (0 folds) on two cores; the GPU profile runs 5 folds."""
@@ -100,9 +107,7 @@ class StrategyQACVParams(StrictModel):
     @field_validator("folds")
     @classmethod
     def _folds(cls, v: int) -> int:
-        if v == 1:
-            raise ValueError("1 fold leaves nothing to train on: 0 (off) or at least 2")
-        return v
+        return fold_count(v)
 
     @field_validator("settings")
     @classmethod
@@ -132,6 +137,4 @@ class StrategyQABoWParams(StrictModel):
     @field_validator("folds")
     @classmethod
     def _folds(cls, v: int) -> int:
-        if v == 1:
-            raise ValueError("1 fold leaves nothing to train on: 0 (off) or at least 2")
-        return v
+        return fold_count(v)
