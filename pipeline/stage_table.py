@@ -162,7 +162,10 @@ def model_chains() -> tuple[tuple[str, ...], ...]:
         if not (stage.trains and name.startswith("train_")) or name in starts:
             continue
         family = name.removeprefix("train_")
-        steps = [s for s in (f"convert_{family}", name, f"predict_{family}", f"evaluate_{family}") if s in STAGES]
+        # a control that predicts with the family's model on altered input (predict_span_shuffled) needs it too
+        controls = [n for n, s in STAGES.items() if n.startswith(f"predict_{family}_") and s.trains]
+        steps = [s for s in (f"convert_{family}", name, f"predict_{family}", *controls, f"evaluate_{family}")
+                 if s in STAGES]
         variants = variant_choices(stage)
         per_variant = [tuple(f"{s}@{v}" for s in steps) for v in variants] if variants else [tuple(steps)]
         if stage.after:

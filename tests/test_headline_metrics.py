@@ -54,8 +54,9 @@ def test_the_artifact_table_marks_each_change_and_new_or_gone_systems():
     before = {"bm25l": {"EM": 10.0, "F1": 40.0}, "old_system": {"EM": 1.0}}
     after = {"bm25l": {"EM": 12.5, "F1": 40.0}, "span_window": {"EM": 3.0, "F1": 30.0}}
     table = markdown_table("nlquad", after, before)
-    assert "| bm25l | 12.5 (+2.5) | 40 |" in table
-    assert "| span_window (new) | 3 | 30 |" in table
+    assert "| system | F1 | EM |" in table  # the registry's order: IoU, F1, EM (NLQuAD's primary measure first)
+    assert "| bm25l | 40 | 12.5 (+2.5) |" in table
+    assert "| span_window (new) | 30 | 3 |" in table
     assert "| old_system (gone) |" in table
     assert "1 figure(s) changed since the previous run." in table
     first = markdown_table("nlquad", after, {})

@@ -10,7 +10,7 @@ def test_the_chains_are_the_families_in_order():
     settings, variants = variant_choices(STAGES["train_strategyqa_qa"]), variant_choices(STAGES["train_quail_mc"])
     steps = ("train", "predict", "evaluate")
     assert model_chains() == (
-        ("train_span", "predict_span", "evaluate_span"),
+        ("train_span", "predict_span", "predict_span_shuffled", "evaluate_span"),  # the shuffled control reads its model
         ("convert_longformer", "train_longformer", "predict_longformer", "evaluate_longformer"),
         # every StrategyQA classifier may start from the auxiliary BoolQ model: one chain with it
         ("train_boolq_aux", *(f"{step}_strategyqa_qa@{s}" for s in settings for step in steps)),

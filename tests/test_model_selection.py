@@ -56,7 +56,7 @@ def feats():
 def _cfg(steps: int, every: int, patience: int = 0, checkpoint_every: int = 100) -> TrainConfig:
     p = project_section("strategyqa_qa", learning_rate=1e-4, batch_size=4, max_steps=steps, warmup_ratio=0.0,
                         weight_decay=0.0, seeds=[0], checkpoint_every=checkpoint_every, device="cpu",
-                        eval_every=every, patience=patience)
+                        eval_every=every, patience=patience, select_metric="accuracy")  # the scripted figure
     return TrainConfig.from_params(p, p.model_name_or_path)
 
 

@@ -247,7 +247,8 @@ def test_bundle_then_a_bare_python_node_then_import(repo, shared, tmp_path):
             # one cross-validated setting, not five: every fold is a training, and the path is the same for each
             "strategyqa_cv.settings=[question_only]"])
         sh(["git", "commit", "-qam", "small sample"], clone, env)
-        sh(["dvc", "repro", "nlquad_baselines", "strategyqa_contexts", "quail_baselines"], clone, env, timeout=1800)
+        sh(["dvc", "repro", "nlquad_baselines", "strategyqa_contexts", "quail_baselines", "strategyqa_bow"], clone, env,
+           timeout=1800)
 
         bundle = tmp_path / "bundle"
         python_version = f"{sys.version_info.major}.{sys.version_info.minor}"  # the test node's Python

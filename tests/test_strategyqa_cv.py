@@ -84,7 +84,7 @@ def test_cross_validation_runs_pairs_settings_and_resumes_after_a_kill(shared, s
     params = write_params(tmp_path / "params.yaml", {
         "benchmark_sources": project_benchmark_sources(strategyqa_train="train.json", strategyqa_eval="eval.json"),
         "strategyqa_qa": {"gold_paragraphs": "data/wiki/paragraphs.jsonl", "predicted_decompositions": "predicted.jsonl",
-                          "max_steps": 2, "checkpoint_every": 2,
+                          "max_steps": 2, "checkpoint_every": 2, "control_max_steps": None,
                           "eval_every": 2, "batch_size": 4, "max_seq_len": 64, "device": "cpu"},
         "strategyqa_cv": {"folds": 0, "settings": ["question_only", "ir_q"], "seed": 3},
     })

@@ -101,7 +101,7 @@ def test_the_sliding_window_model_memorises_eight_nlquad_questions(nlquad_eight,
     assert stats["train_windows"] > 8, "every document fit one window: aggregation was not exercised"
     assert result["em"] >= 90 and result["f1"] >= 95, result
     assert stats["final_loss"] < 0.6
-    _check_curve(nlquad_eight / "dvclive/span_window", steps, first_above=4.0, last_below=0.6, metric="f1")
+    _check_curve(nlquad_eight / "dvclive/span_window", steps, first_above=4.0, last_below=0.6, metric="iou")
 
 
 def test_the_longformer_memorises_eight_nlquad_questions(nlquad_eight, monkeypatch):
@@ -119,7 +119,7 @@ def test_the_longformer_memorises_eight_nlquad_questions(nlquad_eight, monkeypat
     assert stats["train_windows"] == 8
     assert result["em"] >= 90 and result["f1"] >= 95, result
     assert stats["final_loss"] < 0.6
-    _check_curve(nlquad_eight / "dvclive/longformer", steps, first_above=4.0, last_below=0.6, metric="f1")
+    _check_curve(nlquad_eight / "dvclive/longformer", steps, first_above=4.0, last_below=0.6, metric="iou")
 
 
 # --- StrategyQA yes/no (ORA-P) and QuAIL multiple choice ---------------------------------------------------
@@ -156,11 +156,13 @@ def test_the_yes_no_classifier_memorises_sixteen_strategyqa_ora_p_questions(shar
     feats = encode_pairs(tok, first, second, 128)
     y = labels(picked)
     steps = 40
+    # kept by accuracy here: this test asks whether the path memorises, and AUC reaches 100 before accuracy does
     stats, _ = _train_choice("classification", feats, y, 2, "strategyqa_qa", tmp_path / "log", tmp_path / "m",
-                             max_seq_len=128, batch_size=8, learning_rate=1e-4, max_steps=steps, eval_every=10)
+                             max_seq_len=128, batch_size=8, learning_rate=1e-4, max_steps=steps, eval_every=10,
+                             select_metric="accuracy")
     pred = argmax(predict_choice_logits("classification", tmp_path / "m/final", feats, 2, 16, "cpu", "auto"))
     assert accuracy(pred, y) >= 90
-    assert stats["dev_best"]["accuracy"] >= 90
+    assert stats["dev_best"]["accuracy"] >= 90 and stats["dev_best"]["auc"] >= 90  # AUC is scored beside it
     _check_curve(tmp_path / "log", steps, first_above=0.6, last_below=0.2, metric="accuracy")
 
 

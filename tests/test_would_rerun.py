@@ -21,7 +21,8 @@ def test_a_quail_heuristic_param_reruns_its_stage_then_what_reads_it(repo):
 def test_a_training_budget_reruns_training_then_prediction_and_scoring(repo):
     result = plan(repo, {"span_window.max_steps": 20}, with_status=False)
     assert result["direct"] == ["train_span", "model_cards"]  # the card shows the settings it was trained with
-    assert result["downstream"] == ["predict_span", "evaluate_span", "compare"]  # the paired comparisons too
+    # the paired comparisons too, and the controls and findings read from the span model's predictions
+    assert result["downstream"] == ["predict_span", "predict_span_shuffled", "evaluate_span", "compare", "nlquad_f1_iou"]
 
 
 def test_a_bad_override_is_refused_before_anything(repo):

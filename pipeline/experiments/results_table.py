@@ -228,7 +228,8 @@ def _wrapped(paragraph: str) -> str:
 def repro_cost(timing: dict) -> str:
     """The README's cost of ``make repro``, from the committed stage timings (``benchmarks.stage_seconds``): the
     whole run set-up included, ``dvc repro`` from first stage to last, and where the time goes."""
-    stages = {k: v for k, v in timing["stages"].items() if k not in timing.get("carried_over", [])}
+    later = set(timing.get("timed_later", []))  # stages added after the run: timed elsewhere, not in its totals
+    stages = {k: v for k, v in timing["stages"].items() if k not in timing.get("carried_over", []) and k not in later}
     minutes = lambda s: f"{s / 60:.0f}" if s >= 600 else f"{s / 60:.1f}"  # noqa: E731
     training = sum(v for k, v in stages.items() if k.startswith("train_"))
     seeded = sum(v for k, v in stages.items() if k == "train_span" or k.startswith("train_quail_mc@"))

@@ -74,15 +74,16 @@ HEADLINE_PAIRS: tuple[tuple[str, str, str], ...] = (
     *(("quail", "mc_full", mc_system(v)) for v in MC_VARIANTS if v != "full"),
     # question-only is in the report: a headline row of its name would widen `dvc metrics show` past 160 columns
     *(("strategyqa", f"qa_{s}", "majority") for s in SETTINGS if s != "question_only"),
-    ("strategyqa", "qa_ora_p", "qa_question_only"), ("strategyqa", "qa_question_only", BOW),
+    ("strategyqa", "qa_ora_p", "qa_question_only"),  # against the bag-of-words control: in the report (width)
 )
 
 
 def headline_name(system: str, baseline: str) -> str:
     """The row name: ``A-B`` holds A minus B. The track's folder already says what ``qa_`` says, ``mc_`` is kept
     on the system only and a window baseline goes by its method, so a row fits ``dvc metrics show``'s path
-    column (``mc_full-options``, ``span_window-random``)."""
-    return f"{system.removeprefix('qa_')}-{baseline.removeprefix('qa_').removeprefix('mc_').removesuffix('_window')}"
+    column (``mc_full-options``, ``span_window-random``, ``span_window-shuffled``)."""
+    base = baseline.removeprefix("qa_").removeprefix("mc_").removesuffix("_window").removesuffix("_questions")
+    return f"{system.removeprefix('qa_')}-{base}"
 
 
 def _json(path) -> Any:
@@ -117,6 +118,8 @@ def _pair(track: str, eval_set: str, system: str, baseline: str, figure: str, a:
         stats["seed_t"] = seed_t_interval(per_run_a, per_run_b)
     stats["verdict_95"] = (side(*stats["ci95"]) if not system_trained and not baseline_trained
                            else verdict(*stats["ci95"], len(a), stats["baseline_seeds"]))
+    # the verdict of this pair read alone; with_verdicts replaces it with the family's, Holm-corrected
+    stats["verdict"], stats["above"] = stats["verdict_95"], stats["verdict_95"] == "above"
     row = {"track": track, "eval": eval_set, "system": system, "baseline": baseline, "figure": figure, **stats}
     if clusters is not None:  # how much wider the clustered interval has to be than a per-question one
         row["design_effect"] = design_effect(diff, clusters)
