@@ -369,7 +369,8 @@ def test_a_resumed_run_redoes_a_model_chain_it_finds_half_done(tmp_path):
 
     prev = tmp_path / "prev"
     prev.mkdir()
-    done = {s: {"seconds": 1.0} for s in ("train_span", "predict_span", "evaluate_span", "convert_longformer",
+    done = {s: {"seconds": 1.0} for s in ("train_span", "predict_span", "predict_span_shuffled", "evaluate_span",
+                                          "convert_longformer",
                                           "train_longformer", "train_quail_mc@full", "predict_quail_mc@full",
                                           "evaluate_quail_mc@full", "train_quail_mc@options")}
     (prev / STATE_FILE).write_text(json.dumps({"done": done}))
@@ -377,8 +378,8 @@ def test_a_resumed_run_redoes_a_model_chain_it_finds_half_done(tmp_path):
     bundle = tmp_path / "bundle"
     bundle.mkdir()
     resumed = resume_from(prev, bundle, ["reports/span_window.json"])
-    assert set(resumed) == {"train_span", "predict_span", "evaluate_span", "train_quail_mc@full",
-                            "predict_quail_mc@full", "evaluate_quail_mc@full"}
+    assert set(resumed) == {"train_span", "predict_span", "predict_span_shuffled", "evaluate_span",
+                            "train_quail_mc@full", "predict_quail_mc@full", "evaluate_quail_mc@full"}
     assert (bundle / "reports/span_window.json").exists() and not (bundle / "elsewhere").exists()
 
 
