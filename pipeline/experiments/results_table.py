@@ -236,8 +236,7 @@ def repro_cost(timing: dict) -> str:
     predicting = sum(v for k, v in stages.items() if k.startswith("predict_"))
     around = (timing["log_span_s"] - timing["stage_total_s"]) / max(1, len(stages))
     cpu = timing.get("cpu") or {}
-    how = ", ".join(filter(None, [f"at commit {timing['commit']}" if timing.get("commit") else "",
-                                  "on a fresh clone" if timing.get("fresh_clone") else "",
+    how = ", ".join(filter(None, ["on a fresh clone" if timing.get("fresh_clone") else "",
                                   "with nothing else running" if timing.get("alone") else "while other work ran at times"]))
     processor = f"an {cpu['model']}" if cpu.get("model") else "this machine"
     bf16 = {True: " with native bfloat16", False: " without native bfloat16"}.get(cpu.get("native_bf16"), "")
