@@ -256,11 +256,16 @@ def repro_cost(timing: dict) -> str:
                 f"1 stage in that run ({carried[0]}), its inputs unchanged; a rebuild whose bytes differ runs it too, "
                 f"{more} more at its earlier time")
         skipped = f" DVC skipped {what}."
+    added = ""
+    if later:  # stages added after the measured run: their own times, beside it
+        extra = sum(timing["stages"][k] for k in later if k in timing["stages"]) + around * len(later)
+        added = (f" The {len(later)} stages added since ({', '.join(sorted(later))}) take about {extra / 60:.0f} min "
+                 f"more, timed in a later run.")
     return _wrapped(f"What they cost on two CPU cores: {whole} ({minutes(timing['log_span_s'])} min of `dvc repro` from its "
             f"first stage to its last, measured {how} on {processor}{bf16}; per stage in `{STAGE_SECONDS}`): "
             f"training {minutes(training)} min, of which the training runs of the span model and of each QuAIL "
             f"multiple-choice model (the systems whose rows carry a verdict) take {minutes(seeded)}, prediction "
-            f"{minutes(predicting)}, and about {around:.0f} s around each stage.{skipped}")
+            f"{minutes(predicting)}, and about {around:.0f} s around each stage.{skipped}{added}")
 
 
 TEST_DURATIONS = "benchmarks/results/test_durations.json"
