@@ -164,15 +164,27 @@ def subflow_run_of_rebuild(flow: Any, run_name: str, parameters: dict[str, Any])
 
 def auth_refusal(exc: BaseException, api_url: str | None) -> str | None:
     """A one-line message for a server that refused this process's credentials (HTTP 401 or 403), else None:
-    a wrong ``PREFECT_API_AUTH_STRING`` is the user's to fix, not a traceback to read."""
-    from prefect.exceptions import PrefectHTTPStatusError
+    a wrong ``PREFECT_API_AUTH_STRING`` is the user's to fix, not a traceback to read. The refusal is looked for in
+    ``exc``, what it was raised from and, for an exception group (an asyncio task group's), its members."""
+    import httpx
 
-    response = getattr(exc, "response", None)
-    if isinstance(exc, PrefectHTTPStatusError) and response is not None and response.status_code in (401, 403):
-        given = "PREFECT_API_AUTH_STRING is set" if os.environ.get("PREFECT_API_AUTH_STRING") else \
-            "PREFECT_API_AUTH_STRING is not set"
-        return (f"the Prefect server at {api_url or 'PREFECT_API_URL'} refused this process's credentials (HTTP "
-                f"{response.status_code}; {given}): set it to the server's PREFECT_SERVER_API_AUTH_STRING")
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        response = getattr(current, "response", None)
+        if isinstance(current, httpx.HTTPStatusError) and response is not None and \
+                response.status_code in (401, 403):
+            given = "PREFECT_API_AUTH_STRING is set" if os.environ.get("PREFECT_API_AUTH_STRING") else \
+                "PREFECT_API_AUTH_STRING is not set"
+            return (f"the Prefect server at {api_url or 'PREFECT_API_URL'} refused this process's credentials (HTTP "
+                    f"{response.status_code}; {given}): set it to the server's PREFECT_SERVER_API_AUTH_STRING")
+        todo += [e for e in (current.__cause__, current.__context__) if e is not None]
+        if isinstance(current, BaseExceptionGroup):
+            todo += list(current.exceptions)
     return None
 
 

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from flows._common import cancel_its_task_runs
+from flows._common import auth_refusal, cancel_its_task_runs
 from flows._server import (
     HOME,
     PORT_ENV,
@@ -407,6 +407,12 @@ def main(argv: list[str] | None = None) -> int:
             print(refusal, file=sys.stderr)
             return 2
         serve(args, schedule, deployment)
+    except Exception as exc:  # a server that refuses the credentials: one line, as the worker and the stages say
+        refusal = auth_refusal(exc, os.environ.get("PREFECT_API_URL"))
+        if refusal is None:
+            raise
+        print(f"make serve: {refusal}", file=sys.stderr)
+        return 2
     finally:
         if started_here:
             stop_shared_server()

@@ -92,7 +92,7 @@ def test_the_span_model_loads_with_transformers_and_answers_a_real_paragraph(tmp
     tok = AutoTokenizer.from_pretrained(str(final))
     feats = build_windows(tok, ["What does the paragraph say?"], [text], None, 128, 64, max_question_len=64)
     starts, ends = predict_logits(final, feats, 4, "cpu")
-    (pred,) = predict_from_logits(feats.example_index, feats.offset_mapping, starts, ends, [text], 20, 64)
+    (pred,) = predict_from_logits(feats.example_index, feats.offset_mapping, starts, ends, [text], 20, 64, "union")
     assert pred["text"] and text[pred["start"]:pred["end"]] == pred["text"], (pid, pred)
 
 

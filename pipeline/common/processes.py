@@ -3,6 +3,7 @@ that die with their parent, and stopping a process group we started (never anyon
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -60,6 +61,41 @@ def die_with_parent(parent: int | None = None, sig: int = signal.SIGTERM) -> Non
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
     if parent is not None and os.getppid() != parent:
         os.kill(os.getpid(), sig)
+
+
+def run_as_group(cmd: list[str], cwd: Path, env: dict[str, str], grace_s: float = 10.0) -> subprocess.CompletedProcess:
+    """Run ``cmd`` to its end, output captured, in a process group of its own that goes with it: when this
+    process stops waiting (a cancelled Prefect run's SIGTERM raised here, Ctrl-C) and when ``cmd`` has ended,
+    every process left in the group gets SIGTERM, and SIGKILL after ``grace_s``. Why: ``dvc exp run`` starts the
+    stage processes and ends without them when it is stopped; a stage left behind kept training, re-parented to
+    init, in a clone that was then deleted. ``cmd`` itself also dies with this process (``kill -9`` included)."""
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=dies_with_this_process())
+    try:
+        out, err = proc.communicate()
+    finally:
+        stop_group(proc, grace_s)
+        proc.wait()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def stop_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
+    """Every process still in the group ``proc`` leads (one this process made): SIGTERM, then SIGKILL after
+    ``grace_s`` for any that ignored it. The leader is reaped as it goes, so an ended group is seen ended."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        proc.poll()
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def stop_process_group(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 30.0) -> None:

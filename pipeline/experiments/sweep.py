@@ -19,7 +19,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ import yaml
 from pydantic import ValidationError
 
 from pipeline.common.layout import PATHS
-from pipeline.common.processes import dies_with_this_process
+from pipeline.common.processes import run_as_group
 from pipeline.experiments.overrides import override
 from pipeline.experiments.targets import check_targets
 from pipeline.params import PROJECT_PARAMS_FILE, Params, format_validation_error
@@ -162,8 +161,7 @@ def _env() -> dict[str, str]:
 def run(cmd: list[str], cwd: Path, log: Callable[[str], None], what: str) -> str:
     """Run one command, its output to ``log``; a failure names the command and ends with its last lines."""
     log(f"$ {' '.join(cmd)}")
-    proc = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True,
-                          preexec_fn=dies_with_this_process())
+    proc = run_as_group(cmd, cwd, _env())  # a cancelled point ends every process dvc started
     out = (proc.stdout + proc.stderr).strip()
     for line in out.splitlines()[-200:]:
         log(line)

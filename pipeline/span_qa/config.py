@@ -8,6 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from pipeline.common.strict_model import StrictModel
 from pipeline.common.trust import Science
+from pipeline.span_qa.postprocess import Aggregation
 from pipeline.training.config import TrainBudget
 
 
@@ -17,6 +18,10 @@ class _FineTuneParams(TrainBudget):
     max_question_len: Science[int] = Field(ge=4)
     n_best: Science[int] = Field(ge=1, le=1000)
     max_answer_tokens: Science[int] = Field(ge=1, le=16384)
+    aggregation: Science[Aggregation] = Field(
+        description="how the windows' spans become one answer (pipeline/span_qa/postprocess.py): union (the NLQuAD "
+                    "paper's: earliest start to latest end of the windows that find an answer), margin (the window "
+                    "that beats its no-answer score by the most), best (the highest span score)")
     eval_split: Science[Literal["dev", "test"]]
     select_metric: Science[Literal["f1", "em", "iou"]] = Field(description="NLQuAD dev figure the kept checkpoint is "
                                                                            "chosen by")

@@ -1,19 +1,31 @@
-"""From per-window logits to one answer per question, as the NLQuAD paper aggregates windows.
+"""From per-window logits to one answer per question: the section's ``aggregation``.
 
 Per window: the best (start, end) among the ``n_best`` highest start and end logits, restricted to context
 tokens, end >= start and at most ``max_answer_tokens`` long (HF ``utils_qa.py``'s n-best search); the window
-is *empty* when the CLS (no-answer) score beats it. Per question: the span from the earliest start to the
-latest end among non-empty windows. Every NLQuAD question has an answer, so when every window is empty the
-question gets the best span of the window where it came closest to the no-answer score (a model that has
-learnt "no answer" for most windows of a long document still names its best guess, as a SQuAD v1.1 reader
-does). Longformer sees the whole document in one window, so the same code yields its single span.
+is *empty* when the CLS (no-answer) score beats it. Per question, by ``aggregation``:
+
+- ``union`` (the NLQuAD paper's): the span from the earliest start to the latest end among non-empty windows.
+  Every NLQuAD question has an answer, so when every window is empty the question gets the best span of the
+  window where it came closest to the no-answer score (a model that has learnt "no answer" for most windows of
+  a long document still names its best guess, as a SQuAD v1.1 reader does).
+- ``margin``: the span of the one window whose best span beats its no-answer score by the most (that nearest
+  miss when none beats it). One window that wrongly finds an answer widens a union to whatever lies between;
+  it does not move a margin pick unless it is the most confident window of the document.
+- ``best``: the span of highest start + end score over all windows, the no-answer score ignored (HF
+  ``utils_qa.py`` over a document's features).
+
+Longformer sees the whole document in one window, so every aggregation yields its single span.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
+
+Aggregation = Literal["union", "margin", "best"]
+AGGREGATIONS: tuple[Aggregation, ...] = ("union", "margin", "best")
 
 
 def best_window_span(start_logits: Sequence[float], end_logits: Sequence[float],
@@ -54,10 +66,15 @@ def aggregate_windows(spans: Sequence[tuple[int, int] | None]) -> tuple[int, int
 
 def predict_from_logits(example_index: Sequence[int], offsets: Sequence[Sequence[tuple[int, int] | None]],
                         start_logits: Sequence[Sequence[float]], end_logits: Sequence[Sequence[float]],
-                        contexts: Sequence[str], n_best: int, max_answer_tokens: int) -> list[dict]:
-    """One ``{"text", "start", "end"}`` per example (empty text and 0/0 only when no window holds a valid span)."""
+                        contexts: Sequence[str], n_best: int, max_answer_tokens: int,
+                        aggregation: Aggregation) -> list[dict]:
+    """One ``{"text", "start", "end"}`` per example (empty text and 0/0 only when no window holds a valid span),
+    the windows combined by ``aggregation`` (module docstring)."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation {aggregation!r}: one of {AGGREGATIONS}")
     per_example: dict[int, list[tuple[int, int] | None]] = {}
     closest: dict[int, tuple[float, int, int]] = {}  # per example: (span score - null score, start, end)
+    top: dict[int, tuple[float, int, int]] = {}  # per example: (span score, start, end)
     for i, ex in enumerate(example_index):
         found = best_span_and_null(start_logits[i], end_logits[i], offsets[i], n_best, max_answer_tokens)
         wins = found is not None and found[0][0] > found[1]
@@ -66,11 +83,17 @@ def predict_from_logits(example_index: Sequence[int], offsets: Sequence[Sequence
             margin = (found[0][0] - found[1], found[0][1], found[0][2])
             if ex not in closest or margin[0] > closest[ex][0]:
                 closest[ex] = margin
+            if ex not in top or found[0][0] > top[ex][0]:
+                top[ex] = found[0]
     out = []
     for ex, ctx in enumerate(contexts):
-        span = aggregate_windows(per_example.get(ex, []))
-        if span is None and ex in closest:  # every window said "no answer": its nearest miss
-            span = closest[ex][1:]
+        if aggregation == "union":
+            span = aggregate_windows(per_example.get(ex, []))
+            if span is None and ex in closest:  # every window said "no answer": its nearest miss
+                span = closest[ex][1:]
+        else:
+            pick = (closest if aggregation == "margin" else top).get(ex)
+            span = None if pick is None else pick[1:]
         out.append({"text": "", "start": 0, "end": 0} if span is None
                    else {"text": ctx[span[0]:span[1]], "start": span[0], "end": span[1]})
     return out

@@ -20,9 +20,7 @@ from pipeline.common.seed_runs import seeded_predictions
 from pipeline.launcher.parallel_seeds import predict_each_seed
 from pipeline.nlquad.squad_format import iter_article_qas
 from pipeline.span_qa.data import load_examples
-from pipeline.span_qa.features import build_windows
-from pipeline.span_qa.postprocess import predict_from_logits
-from pipeline.span_qa.train import predict_logits
+from pipeline.stages.predict_span_qa import answer
 from pipeline.stages.train_span_qa import kind_of
 from pipeline.training.finetune import FINAL_DIR
 
@@ -50,21 +48,10 @@ def shuffled_questions(dataset: dict[str, Any]) -> dict[str, str]:
 
 def predict(params: Params, name: str, seed: int) -> dict:
     """One run's answers with every question swapped (:func:`shuffled_questions`)."""
-    from transformers import AutoTokenizer
-
     kind = kind_of(params, name)
-    p = kind.p
-    final = kind.run_dir(seed) / FINAL_DIR
-    ex, dataset = load_examples(PATHS.split.dir / f"{p.eval_split}.json")
+    ex, dataset = load_examples(PATHS.split.dir / f"{kind.p.eval_split}.json")
     swap = shuffled_questions(dataset)
-    questions = [swap[i] for i in ex.ids]
-    feats = build_windows(AutoTokenizer.from_pretrained(str(final)), questions, ex.contexts, None, p.max_seq_len,
-                          kind.doc_stride, p.max_question_len)
-    starts, ends = predict_logits(final, feats, p.eval_batch_size, p.device, kind.global_question, p.precision,
-                                  p.cpu_threads)
-    preds = predict_from_logits(feats.example_index, feats.offset_mapping, starts, ends, ex.contexts, p.n_best,
-                                p.max_answer_tokens)
-    return {"answers": dict(zip(ex.ids, preds, strict=True)), "windows": len(feats)}
+    return answer(kind, kind.run_dir(seed) / FINAL_DIR, ex, [swap[i] for i in ex.ids])
 
 
 def run(params: Params, name: str) -> dict:

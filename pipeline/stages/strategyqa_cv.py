@@ -117,7 +117,7 @@ def train(params: Params, variant: str) -> dict[str, Any]:
     every torchrun rank (``pipeline.launcher.torchrun``). Returns the training statistics."""
     from transformers import AutoTokenizer
 
-    from pipeline.stages.train_strategyqa_qa import start_weights
+    from pipeline.stages.train_strategyqa_qa import fresh_head, start_weights
 
     p, cv = params.strategyqa_qa, params.strategyqa_cv
     setting, fold = parse_variant(variant, cv.folds)
@@ -135,7 +135,7 @@ def train(params: Params, variant: str) -> dict[str, Any]:
     return train_choice_model(
         "classification", features(inputs["train"]), inputs["train"]["labels"], 2,
         TrainConfig.from_params(p.budget_for(setting), start), fold_dir(setting, fold), inputs["fingerprint"],
-        label_names=("no", "yes"), dev=dev_set)
+        label_names=("no", "yes"), dev=dev_set, fresh_head=fresh_head(params))
 
 
 def _fingerprint(params: Params, setting: str, fold: int, data: CVData, start: str,

@@ -19,7 +19,7 @@ from pipeline.common.seed_runs import SEEDS_DIR, prepare_runs, run_dir
 from pipeline.span_qa.data import SpanExamples, load_examples
 from pipeline.span_qa.features import WindowFeatures, build_windows
 from pipeline.nlquad.metrics import evaluate as score
-from pipeline.span_qa.postprocess import predict_from_logits
+from pipeline.span_qa.postprocess import Aggregation, predict_from_logits
 from pipeline.span_qa.train import logits_of
 from pipeline.span_qa.train import train as train_windows
 from pipeline.training.curves import training_report
@@ -96,11 +96,13 @@ class SpanDevEvaluation:
     global_question: bool
     n_best: int
     max_answer_tokens: int
+    aggregation: Aggregation
 
     def __call__(self, model, tokenizer) -> dict[str, float]:
         starts, ends = logits_of(model, tokenizer, self.feats, self.batch_size, self.global_question)
         preds = predict_from_logits(self.feats.example_index, self.feats.offset_mapping, starts, ends,
-                                    self.examples.contexts, self.n_best, self.max_answer_tokens)
+                                    self.examples.contexts, self.n_best, self.max_answer_tokens,
+                                    self.aggregation)
         summary, _ = score(dict(zip(self.examples.ids, preds, strict=True)), self.dataset)
         return {k: summary[k] for k in ("f1", "em", "iou")}
 
@@ -110,7 +112,7 @@ def dev_set(tokenizer, kind: Kind, split: str = "dev") -> DevSet:
     feats, ex = windows(tokenizer, kind, split, labelled=False)
     dataset = json.loads((PATHS.split.dir / f"{split}.json").read_text(encoding="utf-8"))
     return DevSet(SpanDevEvaluation(feats, ex, dataset, p.eval_batch_size, kind.global_question, p.n_best,
-                                    p.max_answer_tokens), len(ex.ids))
+                                    p.max_answer_tokens, p.aggregation), len(ex.ids))
 
 
 def train(params: Params, name: str, seed: int | None = None) -> dict:

@@ -41,10 +41,17 @@ def _weights_digest(start: str) -> str | None:
 
 
 def start_weights(params: Params) -> str:
-    """The weights training starts from: RoBERTa* in the paper is the auxiliary yes/no model (its head included:
-    label 1 = yes in both), ``start_from: boolq_aux``; otherwise the section's model."""
+    """The weights training starts from: RoBERTa* in the paper is the auxiliary yes/no model, ``start_from:
+    boolq_aux``; otherwise the section's model."""
     p = params.strategyqa_qa
     return str(PATHS.boolq_aux.model) if p.start_from == "boolq_aux" else p.model_name_or_path
+
+
+def fresh_head(params: Params) -> bool:
+    """Whether the start model's head is drawn anew (``start_head: reset``, from the auxiliary model): its encoder
+    is carried over, its label prior (BoolQ's "yes") is not. The base model has no trained head to keep."""
+    p = params.strategyqa_qa
+    return p.start_from == "boolq_aux" and p.start_head == "reset"
 
 
 def train(params: Params, setting: str, seed: int | None = None) -> dict:
@@ -75,7 +82,7 @@ def train(params: Params, setting: str, seed: int | None = None) -> dict:
         {**p.model_dump(exclude={"seeds", "parallel_runs"}), "seed": seed, "setting": setting,
          "train_questions": len(fit), "train_sha256": data.train_sha256, "start_weights": _weights_digest(start)},
         label_names=("no", "yes"),  # label 1 = answer True
-        dev=dev_set, log_dir=_live_dir(params, setting, seed))
+        dev=dev_set, log_dir=_live_dir(params, setting, seed), fresh_head=fresh_head(params))
     return {**stats, "seed": seed, "start": start, "train_questions": len(fit), "dev_questions": len(dev)}
 
 

@@ -56,6 +56,9 @@ class StrategyQAParams(TrainBudget):
     k: Science[int] = Field(ge=1, le=1000, description="paragraphs retrieved per question")
     start_from: Science[Literal["base", "boolq_aux"]] = Field(
         description="base: model_name_or_path; boolq_aux: the auxiliary BoolQ model (train_boolq_aux), as RoBERTa*")
+    start_head: Science[Literal["reset", "keep"]] = Field(
+        description="with start_from boolq_aux: reset draws a new classification head on the auxiliary encoder "
+                    "(BoolQ's share of yes, 62%, is not carried into StrategyQA's 47%); keep starts from its head too")
     predicted_decompositions: Infrastructure[str] = Field(
         description="jsonl with qid and decomposition for every eval question (BART-DECOMP's predictions): IR-D")
 

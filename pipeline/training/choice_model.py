@@ -29,8 +29,9 @@ def _auto_class(head: Head):
 def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choices: int, cfg: TrainConfig,
                        out_dir: Path, fingerprint: dict[str, Any],
                        label_names: tuple[str, ...] | None = None, dev: DevSet | None = None,
-                       log_dir: Path | None = None) -> dict[str, Any]:
+                       log_dir: Path | None = None, fresh_head: bool = False) -> dict[str, Any]:
     """``choices``: options per example for multiple choice; the number of classes for classification.
+    ``fresh_head``: new head weights on the start model's encoder (``pipeline.training.finetune.reinit_head``).
     ``label_names`` go into the saved config (``id2label``), so ``transformers.pipeline("text-classification")``
     answers with them ("yes"/"no") instead of LABEL_0/LABEL_1."""
     per_row = choices if head == "multiple_choice" else 1
@@ -48,7 +49,7 @@ def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choic
         kwargs |= {"id2label": dict(enumerate(label_names)), "label2id": {n: i for i, n in enumerate(label_names)}}
     fingerprint = {**fingerprint, "training_data": data_digest(feats.input_ids, labels)}
     stats = fine_tune(_auto_class(head), n, make_batch, cfg, out_dir, fingerprint, model_kwargs=kwargs, dev=dev,
-                      log_dir=log_dir)
+                      log_dir=log_dir, fresh_head=fresh_head)
     return {**stats, "train_examples": n}
 
 

@@ -131,6 +131,16 @@ def with_attention_dropout(cfg: "TrainConfig", model_kwargs: dict[str, Any]) -> 
     return {"config": config}
 
 
+def reinit_head(model) -> None:
+    """Draw new weights (the model's own initialisation, from the seeded RNG) for every module outside the
+    encoder: starting from a fine-tuned model, the encoder is carried over and its task head's learnt label prior
+    (an auxiliary BoolQ model's "yes") is not."""
+    for name, child in model.named_children():
+        if name != model.base_model_prefix:
+            for module in child.modules():
+                model._init_weights(module)
+
+
 def accepts_token_types(model) -> bool:
     """DistilBERT-style models take no token_type_ids; BERT and RoBERTa do."""
     return "token_type_ids" in inspect.signature(model.forward).parameters
@@ -327,7 +337,7 @@ def _evaluate_dev(accelerator, model, tokenizer, dev: DevSet) -> dict[str, float
 
 def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: TrainConfig, out_dir: Path,
               fingerprint: dict[str, Any], model_kwargs: dict[str, Any] | None = None, dev: DevSet | None = None,
-              log_dir: Path | None = None) -> dict[str, Any]:
+              log_dir: Path | None = None, fresh_head: bool = False) -> dict[str, Any]:
     """Train ``auto_class.from_pretrained(cfg.model_name_or_path)`` on ``n_examples`` examples, batches made
     by ``make_batch``; checkpoint into ``out_dir`` and resume when a checkpoint of the same ``fingerprint``
     (and the same training code) exists. ``final/`` holds the model and tokenizer. Under ``torchrun`` every
@@ -342,7 +352,8 @@ def fine_tune(auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: Tra
     Checkpoints (and the fingerprint they are resumed by) exist only while a run is unfinished: a completed run
     removes them, so running again (DVC reruns a stage whose code or inputs changed) always trains from the
     start, and what a finished run leaves is ``final/`` alone."""
-    run = FineTuning(auto_class, n_examples, make_batch, cfg, out_dir, fingerprint, model_kwargs, dev, log_dir)
+    run = FineTuning(auto_class, n_examples, make_batch, cfg, out_dir, fingerprint, model_kwargs, dev, log_dir,
+                     fresh_head)
     run.train()
     return run.finish()
 
@@ -356,7 +367,7 @@ class FineTuning:
 
     def __init__(self, auto_class: Any, n_examples: int, make_batch: BatchMaker, cfg: TrainConfig, out_dir: Path,
                  fingerprint: dict[str, Any], model_kwargs: dict[str, Any] | None = None,
-                 dev: DevSet | None = None, log_dir: Path | None = None):
+                 dev: DevSet | None = None, log_dir: Path | None = None, fresh_head: bool = False):
         from accelerate.utils import set_seed
         from transformers import AutoTokenizer, get_linear_schedule_with_warmup
 
@@ -376,6 +387,8 @@ class FineTuning:
         model = auto_class.from_pretrained(resolve_model_path(cfg.model_name_or_path),
                                            **with_attention_dropout(cfg, model_kwargs or {}),
                                            **training_attention(cfg))
+        if fresh_head:
+            reinit_head(model)
         no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
         groups = [
             {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
