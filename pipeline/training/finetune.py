@@ -134,9 +134,13 @@ def with_attention_dropout(cfg: "TrainConfig", model_kwargs: dict[str, Any]) -> 
 def reinit_head(model) -> None:
     """Draw new weights (the model's own initialisation, from the seeded RNG) for every module outside the
     encoder: starting from a fine-tuned model, the encoder is carried over and its task head's learnt label prior
-    (an auxiliary BoolQ model's "yes") is not."""
+    (an auxiliary BoolQ model's "yes") is not. Transformers marks every loaded tensor initialised and its
+    initialisers then leave it as loaded: the mark is taken off the head's tensors first."""
     for name, child in model.named_children():
         if name != model.base_model_prefix:
+            for tensor in child.parameters():
+                if hasattr(tensor, "_is_hf_initialized"):
+                    del tensor._is_hf_initialized
             for module in child.modules():
                 model._init_weights(module)
 
