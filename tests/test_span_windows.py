@@ -131,3 +131,28 @@ def test_longformer_windows_follow_on_without_losing_boundary_tokens(tokenizer):
 def test_a_stride_longer_than_the_window_is_refused(tokenizer):
     with pytest.raises(ValueError, match="doc_stride 100 exceeds the .* context tokens"):
         build_windows(tokenizer, ["q"], ["a b c " * 100], None, max_seq_len=64, doc_stride=100, max_question_len=8)
+
+
+def test_fullest_answer_windows_label_only_the_windows_holding_the_most_of_the_answer(tokenizer):
+    """``answer_windows: fullest``: of a question's windows only those holding all of its answer (or, where none
+    does, the largest part) keep labels; ``every`` labels each window with its clipped piece."""
+    context = " ".join(f"w{i}" for i in range(200))
+    start = context.index("w60 ")
+    end = context.index(" w70") + len(" w70")
+    every = build_windows(tokenizer, ["q?"], [context], [(start, end)], 64, 16, 8)
+    fullest = build_windows(tokenizer, ["q?"], [context], [(start, end)], 64, 16, 8, answer_windows="fullest")
+    labelled = [i for i in range(len(every)) if every.start_positions[i]]
+    kept = [i for i in range(len(fullest)) if fullest.start_positions[i]]
+    assert kept and set(kept) < set(labelled)
+    for i in kept:  # every kept window holds the whole answer
+        offsets = fullest.offset_mapping[i]
+        text = context[offsets[fullest.start_positions[i]][0]:offsets[fullest.end_positions[i]][1]]
+        assert text == context[start:end]
+    # an answer longer than any window: the windows holding the largest part keep it
+    long_end = context.index(" w199") + len(" w199")
+    fullest = build_windows(tokenizer, ["q?"], [context], [(0, long_end)], 64, 16, 8, answer_windows="fullest")
+    held = [fullest.end_positions[i] - fullest.start_positions[i] + 1 for i in range(len(fullest))
+            if fullest.start_positions[i]]
+    assert held and len(set(held)) == 1
+    with pytest.raises(ValueError, match="answer_windows 'some'"):
+        build_windows(tokenizer, ["q?"], [context], [(start, end)], 64, 16, 8, answer_windows="some")

@@ -6,14 +6,21 @@ stride is the *step* between windows, not HF's overlap. (HF's ``stride=`` is an 
 ``max_length`` for a whole batch, so with questions of different lengths the step would vary; building the
 windows from one tokenisation of each document keeps the step exact and tokenises every document once.)
 
-Labels: the gold answer's token span clipped to the window; a window without any part of the answer points
-at the CLS position (0, 0). ``offset_mapping`` keeps character offsets for context tokens and ``None``
+Labels (``answer_windows``): ``every`` (the NLQuAD paper's): in every window the gold answer's token span
+clipped to the window; ``fullest``: only in the windows of a question that hold the most of its answer (all of
+it where a window does), every other window pointing at CLS. A window without any part of the answer points at
+the CLS position (0, 0). Why ``fullest``: NLQuAD's answers are whole sections, longer than a window's step, so
+under ``every`` most positive windows hold a piece cut by the window's own edges, and the labels teach "from
+the window's first token to its last" wherever an answer runs on; a model can learn that without the question. ``offset_mapping`` keeps character offsets for context tokens and ``None``
 elsewhere, so predictions map back to exact substrings of the document.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
+
+AnswerWindows = Literal["every", "fullest"]
 
 
 @dataclass
@@ -41,13 +48,15 @@ def _token_span(offsets: list[tuple[int, int]], start: int, end: int) -> tuple[i
 
 def build_windows(tokenizer, questions: list[str], contexts: list[str],
                   answers: list[tuple[int, int] | None] | None, max_seq_len: int, doc_stride: int | None,
-                  max_question_len: int) -> WindowFeatures:
+                  max_question_len: int, answer_windows: AnswerWindows = "every") -> WindowFeatures:
     """Windows for every (question, context); ``answers`` are character spans, or None at prediction time.
 
     ``doc_stride=None``: each window starts where the previous one's context ended (no overlap, no gap), the
     step being that example's own context budget; the Longformer's way past ``max_seq_len``."""
     if doc_stride is not None and doc_stride <= 0:
         raise ValueError(f"doc_stride must be positive, got {doc_stride}")
+    if answer_windows not in ("every", "fullest"):
+        raise ValueError(f"answer_windows {answer_windows!r}: every or fullest")
     q_enc = tokenizer(questions, add_special_tokens=False, truncation=True, max_length=max_question_len)
     c_enc = tokenizer(contexts, add_special_tokens=False, return_offsets_mapping=True)
     template = PairTemplate.of(tokenizer)
@@ -68,6 +77,7 @@ def build_windows(tokenizer, questions: list[str], contexts: list[str],
         starts = list(range(0, max(len(c_ids) - budget, 0) + 1, step))
         if starts[-1] + budget < len(c_ids):  # the last step may not reach the end: one more window
             starts.append(starts[-1] + step)
+        first_window = len(feats)
         for s in starts:
             window = c_ids[s:s + budget]
             ids, types, ctx_start = template.build(q_ids, window)
@@ -86,7 +96,20 @@ def build_windows(tokenizer, questions: list[str], contexts: list[str],
             feats.example_index.append(ex)
             feats.start_positions.append(start_pos)
             feats.end_positions.append(end_pos)
+        if answer_windows == "fullest":
+            _keep_fullest(feats, first_window)
     return feats
+
+
+def _keep_fullest(feats: WindowFeatures, first: int) -> None:
+    """Of one question's windows (from ``first`` on), only those holding the most answer tokens keep their
+    labels; the others point at CLS."""
+    held = [0 if feats.start_positions[i] == 0 else feats.end_positions[i] - feats.start_positions[i] + 1
+            for i in range(first, len(feats))]
+    most = max(held, default=0)
+    for i, h in zip(range(first, len(feats)), held, strict=True):
+        if h < most:
+            feats.start_positions[i] = feats.end_positions[i] = 0
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ def kind_of(params: Params, name: str) -> Kind:
 def windows(tokenizer, kind: Kind, split: str, labelled: bool) -> tuple[WindowFeatures, SpanExamples]:
     ex, _ = load_examples(PATHS.split.dir / f"{split}.json")
     feats = build_windows(tokenizer, ex.questions, ex.contexts, ex.answers if labelled else None,
-                          kind.p.max_seq_len, kind.doc_stride, kind.p.max_question_len)
+                          kind.p.max_seq_len, kind.doc_stride, kind.p.max_question_len, kind.p.answer_windows)
     return feats, ex
 
 
