@@ -155,34 +155,37 @@ def with_verdicts(pairs: list[dict]) -> list[dict]:
     return out
 
 
-def nlquad_pairs(eval_split: str) -> list[dict]:
+def nlquad_pairs(eval_split: str, systems: tuple[str, ...] = SPAN_SYSTEMS) -> list[dict]:
+    """Every span system of ``systems`` against the window baselines and the controls, and every system's
+    own-vs-other overlap. ``systems``: a subset where only some were trained (the section-naming control,
+    ``benchmarks/nlquad_control.py``, trains the sliding windows alone)."""
     dataset = _json(PATHS.split.dir / f"{eval_split}.json")
     # {system: {seed: predictions}}; a window baseline is one run of its own
     predictions = {s: runs_of(_json(PATHS[f"predict_{'span' if s == 'span_window' else s}"].predictions))
-                   for s in SPAN_SYSTEMS}
+                   for s in systems}
     predictions[SHUFFLED] = runs_of(_json(PATHS.predict_span_shuffled.predictions))
     predictions |= {b: {0: _json(PATHS.nlquad_baselines.predictions / f"{b}.json")} for b in SPAN_BASELINES}
     runs: dict[str, list[dict[str, dict]]] = {}
     for name, by_seed in predictions.items():
         runs[name] = [span_scores(preds, dataset) for preds in by_seed.values()]
-    ids = list(runs[SPAN_SYSTEMS[0]][0])
+    ids = list(runs[systems[0]][0])
     article = article_clusters(dataset)
     clusters = [article[i] for i in ids]
     out = []
-    for s in SPAN_SYSTEMS:
+    for s in systems:
         rivals = [*SPAN_BASELINES, *([SHUFFLED] if s == "span_window" else [])]
         for b in rivals:
             for figure, key in SPAN_FIGURES.items():
                 out.append(_pair("nlquad", eval_split, s, b, figure, [[rows[i][key] for i in ids] for rows in runs[s]],
                                  [[rows[i][key] for i in ids] for rows in runs[b]], clusters,
                                  baseline_trained=b == SHUFFLED, same_runs=b == SHUFFLED))
-    for s in (*SPAN_SYSTEMS, SHUFFLED, *SPAN_BASELINES):
+    for s in (*systems, SHUFFLED, *SPAN_BASELINES):
         scored = [own_and_other(preds, dataset) for preds in predictions[s].values()]
         shared = list(scored[0])
         row = _pair("nlquad", eval_split, s, OWN_VS_OTHER, OWN_VS_OTHER_FIGURE,
                     # rounded: a window placed alike for every question gives 0 up to float noise
                     [[round(run[i][0] - run[i][1], 12) for i in shared] for run in scored], [[0.0] * len(shared)],
-                    [article[i] for i in shared], system_trained=s in (*SPAN_SYSTEMS, SHUFFLED))
+                    [article[i] for i in shared], system_trained=s in (*systems, SHUFFLED))
         row["own_iou"] = round(100 * sum(run[i][0] for run in scored for i in shared) / (len(shared) * len(scored)), 2)
         row["other_iou"] = round(100 * sum(run[i][1] for run in scored for i in shared) / (len(shared) * len(scored)), 2)
         out.append(row)
