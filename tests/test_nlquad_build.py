@@ -179,3 +179,35 @@ def test_the_heading_probes_rewrite_only_the_questions_they_name():
         "question"] == "How did we get here?"  # the build itself is not touched
     probe, changed = rewritten(dataset, function_word)
     assert changed == 1 and probe["data"][0]["paragraphs"][0]["qas"][0]["question"] == "What about the war?"
+
+
+def test_capture_selection_holds_under_a_gigabyte_up_to_its_caps():
+    """An archive that sends rows without end: selection keeps one capture per article and 8 bytes per distinct
+    (article, digest), so at the CDX client's row cap and discover's article cap it holds under 1 GB (measured
+    per row here, on rows of real length), and an article past the cap is an error naming it."""
+    import tracemalloc
+
+    from pipeline.nlquad import discover
+    from pipeline.wayback.cdx import MAX_ROWS, CdxFormatError
+
+    params = project_section("discover")
+
+    def rows(n: int, articles: int | None):
+        for i in range(n):
+            a = i if articles is None else i % articles
+            yield CdxCapture(f"https://www.bbc.co.uk/news/uk-politics-{40_000_000 + a}", f"2017{i % 10**10:010d}",
+                             "200", "text/html", f"{i:032d}")
+
+    def peak_per_row(n: int, articles: int | None) -> float:
+        tracemalloc.start()
+        discover.select_captures(rows(n, articles), params, max_articles=n)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return peak / n
+
+    per_article = peak_per_row(40_000, None)  # every row a new article: a capture and a digest key each
+    per_digest = peak_per_row(40_000, 100)  # 100 articles re-captured with new bytes: a digest key each
+    held = per_article * discover.MAX_ARTICLES + per_digest * MAX_ROWS
+    assert held < 1 << 30, (per_article, per_digest, held)
+    with pytest.raises(CdxFormatError, match="more than 1000 distinct articles"):
+        discover.select_captures(rows(1001, None), params, max_articles=1000)

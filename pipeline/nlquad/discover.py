@@ -9,6 +9,7 @@ one first published. ``data/raw/captures.jsonl`` is that list, DVC-tracked, so a
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import asdict
@@ -17,7 +18,18 @@ from urllib.parse import urlsplit
 from pipeline.common.logs import get_logger
 from pipeline.nlquad.bbc_urls import article_key, non_article_section
 from pipeline.nlquad.config import DiscoverParams
-from pipeline.wayback.cdx import CdxCapture, CdxClient
+from pipeline.wayback.cdx import CdxCapture, CdxClient, CdxFormatError
+
+# distinct article URLs one discover keeps (one capture each): the BBC News prefix of 2016-2020 has some hundreds of
+# thousands of captures, so more is a server sending rows without end; with the CDX client's row cap this bounds
+# what selection holds to well under 1 GB (tests/test_nlquad_build.py measures it per row)
+MAX_ARTICLES = 750_000
+
+
+def _seen_key(key: str, digest: str) -> int:
+    """An article's capture by content, in 8 bytes: what the duplicate check must remember of every row (a set of
+    these takes a tenth of a set of (key, digest) strings)."""
+    return int.from_bytes(hashlib.blake2b(f"{key}\0{digest}".encode(), digest_size=8).digest(), "little")
 
 
 def classify_path(path: str, article_pattern: str, exclude_pattern: str | None) -> str | None:
@@ -38,11 +50,14 @@ def classify(url: str, params: DiscoverParams) -> str | None:
     return classify_path(path, params.article_pattern, params.exclude_pattern)
 
 
-def select_captures(captures: Iterable[CdxCapture], params: DiscoverParams) -> tuple[list[CdxCapture], dict]:
-    """One capture per article (earliest, then bbc.co.uk before bbc.com), and counts of what was dropped."""
+def select_captures(captures: Iterable[CdxCapture], params: DiscoverParams,
+                    max_articles: int = MAX_ARTICLES) -> tuple[list[CdxCapture], dict]:
+    """One capture per article (earliest, then bbc.co.uk before bbc.com), and counts of what was dropped. Holds
+    one capture per article and 8 bytes per distinct (article, digest), never the rows; more than
+    ``max_articles`` articles is an error."""
     counts = {"cdx_rows": 0, "excluded": 0, "not_article_url": 0, "duplicate_digest": 0, "later_capture": 0}
     best: dict[str, CdxCapture] = {}
-    digests: set[tuple[str, str]] = set()
+    digests: set[int] = set()
     for cap in captures:
         counts["cdx_rows"] += 1
         reason = classify(cap.url, params)
@@ -50,11 +65,15 @@ def select_captures(captures: Iterable[CdxCapture], params: DiscoverParams) -> t
             counts[reason] += 1
             continue
         key = article_key(cap.url)
-        if (key, cap.digest) in digests:  # pywb ignores collapse=digest; IA applies it only to adjacent rows
+        seen = _seen_key(key, cap.digest)
+        if seen in digests:  # pywb ignores collapse=digest; IA applies it only to adjacent rows
             counts["duplicate_digest"] += 1
             continue
-        digests.add((key, cap.digest))
+        digests.add(seen)
         current = best.get(key)
+        if current is None and len(best) >= max_articles:
+            raise CdxFormatError(f"more than {max_articles} distinct articles in the CDX replies; stopped (the "
+                                 "archive's prefix holds far fewer: a server sending rows without end)")
         rank = (cap.timestamp, "bbc.com" in cap.url)
         if current is None or rank < (current.timestamp, "bbc.com" in current.url):
             if current is not None:

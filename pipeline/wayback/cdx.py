@@ -30,7 +30,7 @@ def user_agent(contact: str | None) -> str:
     return "qa-pipeline/0.1 (reading-comprehension research crawler" + (f"; +{contact})" if contact else ")")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CdxCapture:
     url: str
     timestamp: str
