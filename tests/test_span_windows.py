@@ -156,3 +156,17 @@ def test_fullest_answer_windows_label_only_the_windows_holding_the_most_of_the_a
     assert held and len(set(held)) == 1
     with pytest.raises(ValueError, match="answer_windows 'some'"):
         build_windows(tokenizer, ["q?"], [context], [(start, end)], 64, 16, 8, answer_windows="some")
+
+
+def test_the_params_schema_takes_exactly_the_labels_and_aggregations_the_code_has():
+    import typing
+
+    from pipeline.span_qa.config import SpanWindowParams
+    from pipeline.span_qa.features import AnswerWindows
+    from pipeline.span_qa.postprocess import AGGREGATIONS
+
+    def values(field: str) -> set[str]:
+        return set(typing.get_args(SpanWindowParams.model_fields[field].annotation))
+
+    assert values("aggregation") == set(AGGREGATIONS)
+    assert values("answer_windows") == set(typing.get_args(AnswerWindows))

@@ -8,8 +8,6 @@ from pydantic import Field, field_validator, model_validator
 
 from pipeline.common.strict_model import StrictModel
 from pipeline.common.trust import Science
-from pipeline.span_qa.features import AnswerWindows
-from pipeline.span_qa.postprocess import Aggregation
 from pipeline.training.config import TrainBudget
 
 
@@ -19,11 +17,13 @@ class _FineTuneParams(TrainBudget):
     max_question_len: Science[int] = Field(ge=4)
     n_best: Science[int] = Field(ge=1, le=1000)
     max_answer_tokens: Science[int] = Field(ge=1, le=16384)
-    answer_windows: Science[AnswerWindows] = Field(
+    # the values of pipeline.span_qa.features.AnswerWindows and pipeline.span_qa.postprocess.Aggregation, spelled here
+    # so the schema imports no module that does work (tests/test_span_windows.py checks they agree)
+    answer_windows: Science[Literal["every", "fullest"]] = Field(
         description="which training windows carry the answer (pipeline/span_qa/features.py): every (the NLQuAD "
                     "paper's: each window that holds part of it, clipped to the window) or fullest (only the "
                     "windows holding the most of it; the others: no answer)")
-    aggregation: Science[Aggregation] = Field(
+    aggregation: Science[Literal["union", "margin", "best"]] = Field(
         description="how the windows' spans become one answer (pipeline/span_qa/postprocess.py): union (the NLQuAD "
                     "paper's: earliest start to latest end of the windows that find an answer), margin (the window "
                     "that beats its no-answer score by the most), best (the highest span score)")
