@@ -11,7 +11,8 @@ clipped to the window; ``fullest``: only in the windows of a question that hold 
 it where a window does), every other window pointing at CLS. A window without any part of the answer points at
 the CLS position (0, 0). Why ``fullest``: NLQuAD's answers are whole sections, longer than a window's step, so
 under ``every`` most positive windows hold a piece cut by the window's own edges, and the labels teach "from
-the window's first token to its last" wherever an answer runs on; a model can learn that without the question. ``offset_mapping`` keeps character offsets for context tokens and ``None``
+the window's first token to its last" wherever an answer runs on; a model can learn that without the question.
+``offset_mapping`` keeps character offsets for context tokens and ``None``
 elsewhere, so predictions map back to exact substrings of the document.
 """
 
