@@ -98,7 +98,7 @@ gpu-import: setup
 reset:
 	git ls-files -z -- params.yaml dvc.lock dvclive metrics reports plots | xargs -0 git checkout --
 	$(VENV)/bin/dvc checkout --force --allow-missing --quiet
-	$(VENV)/bin/dvc status
+	@$(VENV)/bin/python -m pipeline.experiments.reset_summary
 
 # the outputs dvc.lock records as a folder to serve read-only over HTTP: a DVC remote a stranger can pull
 publish: setup
