@@ -142,7 +142,7 @@ test-durations: setup
 test-fast: setup
 	$(VENV)/bin/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
-## serve       the Prefect UI and the scheduled rebuild of this checkout; Ctrl-C stops both
+## serve       the Prefect UI and the scheduled rebuild (NOTIFY_URL=<webhook>: a message on a failure or a moved figure)
 serve: setup check-params
 	$(VENV)/bin/python -m flows.serve
 

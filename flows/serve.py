@@ -312,6 +312,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--interval", type=float, help="seconds between runs, instead of schedule.cron")
     ap.add_argument("--repo-dir", default=".", help="checkout that rebuild runs dvc repro in (fixed for every run)")
     ap.add_argument("--targets", nargs="*", default=[])
+    ap.add_argument("--notify", metavar="URL", default=os.environ.get("NOTIFY_URL") or None,
+                    help="a webhook for a message when a rebuild fails or a headline figure moves (flows/notify.py; "
+                         "make serve NOTIFY_URL=...)")
     return ap.parse_args(argv)
 
 
@@ -323,6 +326,13 @@ def argument_refusal(args: argparse.Namespace) -> str | None:
         return "--no-server needs PREFECT_API_URL"
     if args.no_server:
         return open_server_refusal(os.environ["PREFECT_API_URL"])
+    if args.notify:
+        from flows.notify import check_url
+
+        try:
+            check_url(args.notify)
+        except ValueError as exc:
+            return f"--notify: {exc}"
     return None
 
 
@@ -438,6 +448,12 @@ def main(argv: list[str] | None = None) -> int:
         if refusal:
             print(refusal, file=sys.stderr)
             return 2
+        if args.notify:
+            from urllib.parse import urlparse
+
+            from flows.notify import set_up
+
+            print(f"Notifications to {urlparse(args.notify).hostname}: {', '.join(set_up(args.notify))}", flush=True)
         serve(args, schedule, deployment)
     except Exception as exc:  # a server that refuses the credentials: one line, as the worker and the stages say
         refusal = auth_refusal(exc, os.environ.get("PREFECT_API_URL"))
