@@ -101,3 +101,4 @@ def test_the_no_bf16_rebuild_names_each_verdict_that_moved_for_a_rebuilt_system(
     assert count == 1 and changed == [{"pair": "test span_window vs random_window F1", "committed": "level",
                                        "rebuilt": "above", "difference": 3.0, "ci95": [0.5, 5.0]}]
     assert verdict_changes(committed, committed, {"span_window", "longformer"}) == (2, [])
+
