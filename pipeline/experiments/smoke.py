@@ -106,8 +106,9 @@ def stop_server(dest: Path, env: dict[str, str]) -> None:
 
 
 def smoke(root: Path = ROOT, profile: Path = PROFILE, keep: bool = False, parent: Path | None = None,
-          echo=print) -> list[str]:
-    """Run it; returns the per-track lines. Raises ``SmokeError`` (the copy kept) when a stage fails."""
+          echo=print, log_sink: list[str] | None = None) -> list[str]:
+    """Run it; returns the per-track lines (``log_sink`` receives the run's whole console). Raises
+    ``SmokeError`` (the copy kept) when a stage fails."""
     started = time.monotonic()
     base = Path(tempfile.mkdtemp(prefix="qa-pipeline-smoke-", dir=parent))
     dest = base / "checkout"
@@ -124,6 +125,8 @@ def smoke(root: Path = ROOT, profile: Path = PROFILE, keep: bool = False, parent
             assert proc.stdout is not None
             for line in proc.stdout:
                 log.write(line)
+                if log_sink is not None:
+                    log_sink.append(line)
                 if line.startswith("[repro] stage "):
                     echo("smoke: " + line.removeprefix("[repro] ").split(",")[0].rstrip())
             code = proc.wait()
