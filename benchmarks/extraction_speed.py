@@ -14,7 +14,8 @@ import trafilatura
 from bs4 import BeautifulSoup
 
 from benchmarks._common import write_result
-from pipeline.nlquad.extract import PageLimits, extract_page
+from pipeline.nlquad.extract import extract_page
+from pipeline.nlquad.page_limits import PageLimits
 from pipeline.params import project_section
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "bbc"

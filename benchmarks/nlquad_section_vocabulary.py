@@ -27,7 +27,8 @@ from scipy.stats import bootstrap
 from benchmarks._common import write_result
 from pipeline.common.layout import PATHS
 from pipeline.nlquad.baselines import analyze
-from pipeline.nlquad.extract import PageLimits, extract_page
+from pipeline.nlquad.extract import extract_page
+from pipeline.nlquad.page_limits import PageLimits
 from pipeline.params import project_section
 
 REPO = Path(__file__).resolve().parents[1]

@@ -195,8 +195,9 @@ def shared_api_url(timeout_s: float = 180.0, announce: bool = True) -> str:
             url = running_server()
             if url and announce:
                 note = server_note()
-                print(f"Prefect UI for these runs: {url.removesuffix('/api')}{f' ({note})' if note else ''} (stops "
-                      f"after {float(idle):.0f} s without a stage, {IDLE_ENV}; `make serve` shows every run again)",
+                print(f"Prefect UI for these runs: {url.removesuffix('/api')}{f' ({note})' if note else ''} (this "
+                      f"server stays up, holding its port, until {float(idle):.0f} s pass without a stage, so the "
+                      f"runs can be read after the build; {IDLE_ENV} sets that; `make serve` shows every run again)",
                       file=sys.stderr)
             if url:
                 return url

@@ -1,6 +1,8 @@
 """The rebuild's per-track artifact in the Prefect UI: the headline figures after a run, each with its change
 since the previous run. A track's systems and its paired differences (``A-B`` rows written by ``compare``: A
-minus B, in points) are two tables, so an accuracy and a difference never share a column."""
+minus B, in points) are two tables, so an accuracy and a difference never share a column. Headings, units and
+precision are ``make results``'s (``pipeline.experiments.metrics_table``): percentages to one decimal, a
+correlation and its p to three, so the UI and the terminal show one figure the same way."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Any
 
 from pipeline.common.headline import KEYS
 from pipeline.common.safe_text import markdown_cell
+from pipeline.experiments.metrics_table import FORMATS, cell, heading
 
 DIFFERENCE = "-"  # compare names a difference row "<system>-<baseline>"; no system's own name holds a hyphen
 
@@ -16,22 +19,32 @@ def is_difference(system: str) -> bool:
     return DIFFERENCE in system
 
 
-def _cell(value: Any, before: Any) -> str:
+def _change(key: str, delta: float) -> str:
+    if key in FORMATS:
+        return FORMATS[key].format(delta) if abs(delta) >= 0.0005 else ("+<0.001" if delta > 0 else "-<0.001")
+    return f"{delta:+.1f}" if abs(delta) >= 0.05 else ("+<0.1" if delta > 0 else "-<0.1")
+
+
+def _cell(key: str, value: Any, before: Any, difference: bool) -> str:
     if value is None:
         return "-"
-    if isinstance(value, (int, float)) and isinstance(before, (int, float)) and value != before:
-        return f"{value:g} ({value - before:+.4g})"
-    return f"{value:g}" if isinstance(value, (int, float)) else markdown_cell(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return markdown_cell(value)
+    shown = cell(key, value, difference)
+    if isinstance(before, (int, float)) and value != before:
+        return f"{shown} ({_change(key, value - before)})"
+    return shown
 
 
 def _table(title: str, names: list[str], after: dict[str, dict[str, Any]], before: dict[str, dict[str, Any]],
            gone: list[str]) -> list[str]:
     keys = [k for k in KEYS if any(k in after[name] for name in names)]
-    lines = [title, "", "| system | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
+    lines = [title, "", "| system | " + " | ".join(heading(k) for k in keys) + " |", "|---" * (len(keys) + 1) + "|"]
     for system in names:
         old = before.get(system)
         label = markdown_cell(system) if old is not None or not before else f"{markdown_cell(system)} (new)"
-        lines.append(f"| {label} | " + " | ".join(_cell(after[system].get(k), (old or {}).get(k)) for k in keys) + " |")
+        lines.append(f"| {label} | " + " | ".join(_cell(k, after[system].get(k), (old or {}).get(k),
+                                                         is_difference(system)) for k in keys) + " |")
     lines += [f"| {markdown_cell(system)} (gone) | " + " | ".join("-" for _ in keys) + " |" for system in gone]
     return lines + [""]
 

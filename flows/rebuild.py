@@ -34,6 +34,7 @@ from flows._server import reap_killed_runs
 from flows.stage import QUIET
 from flows.engine_guard import install as _install_engine_guard
 from flows.metrics_artifact import markdown_table
+from flows.notify import emit_moved, moved_figures
 from pipeline.common.headline import read_headlines
 from pipeline.common.layout import PATHS
 from pipeline.common.processes import dies_with_this_process
@@ -159,6 +160,9 @@ def publish_metrics(repo_dir: str, before: dict) -> str:
         create_markdown_artifact(key=f"metrics-{track}", markdown=markdown,
                                  description=f"{track}: headline figures and their change since the previous run")
         parts.append(markdown)
+    moved = moved_figures(after, before)
+    if moved:  # what the "headline moved" automation (flows/notify.py) sends on
+        emit_moved(str(Path(repo_dir).resolve()), moved)
     return "\n".join(parts) or "_no headline metrics yet_"
 
 

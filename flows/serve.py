@@ -37,7 +37,9 @@ from typing import Any
 
 from flows._common import auth_refusal, cancel_its_task_runs
 from flows._server import (
+    DEFAULT_IDLE_S,
     HOME,
+    IDLE_ENV,
     PORT_ENV,
     STATE,
     running_server,
@@ -142,6 +144,31 @@ def pool_owner(full_name: str) -> str | None:
 
 
 UNFINISHED = ["PENDING", "RUNNING", "CANCELLING"]  # the states that hold a deployment's concurrency slot
+
+
+def remove_scheduled_runs(deployment_name: str) -> int:
+    """Delete the future runs the server scheduled for ``rebuild/<deployment_name>``: with nothing serving it,
+    they would sit in the UI as Scheduled, then Late, for as long as the schedule reaches. ``make serve``
+    started again schedules them anew. Returns how many went."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        DeploymentFilter,
+        DeploymentFilterName,
+        FlowFilter,
+        FlowFilterName,
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
+
+    scheduled = FlowRunFilter(state=FlowRunFilterState(type=FlowRunFilterStateType(any_=["SCHEDULED"])))
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(flow_run_filter=scheduled,
+                                     flow_filter=FlowFilter(name=FlowFilterName(any_=["rebuild"])),
+                                     deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=[deployment_name])))
+        for run in runs:
+            client.delete_flow_run(run.id)
+    return len(runs)
 
 
 def cancel_orphaned_runs(deployment_name: str) -> list[str]:
@@ -285,6 +312,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--interval", type=float, help="seconds between runs, instead of schedule.cron")
     ap.add_argument("--repo-dir", default=".", help="checkout that rebuild runs dvc repro in (fixed for every run)")
     ap.add_argument("--targets", nargs="*", default=[])
+    ap.add_argument("--notify", metavar="URL", default=os.environ.get("NOTIFY_URL") or None,
+                    help="a webhook for a message when a rebuild fails or a headline figure moves (flows/notify.py; "
+                         "make serve NOTIFY_URL=...)")
     return ap.parse_args(argv)
 
 
@@ -296,6 +326,13 @@ def argument_refusal(args: argparse.Namespace) -> str | None:
         return "--no-server needs PREFECT_API_URL"
     if args.no_server:
         return open_server_refusal(os.environ["PREFECT_API_URL"])
+    if args.notify:
+        from flows.notify import check_url
+
+        try:
+            check_url(args.notify)
+        except ValueError as exc:
+            return f"--notify: {exc}"
     return None
 
 
@@ -380,6 +417,11 @@ def serve(args: argparse.Namespace, schedule: ScheduleParams, deployment: dict[s
             stopped = stop_children()  # before the server goes: the runs record themselves Cancelled
             if stopped:
                 print(f"Stopped {stopped} process(es) of the runs in progress", flush=True)
+            with contextlib.suppress(Exception):  # a server already gone keeps its runs; the next serve goes on
+                removed = remove_scheduled_runs(schedule.deployment_name)
+                if removed:
+                    print(f"Removed the {removed} future run(s) scheduled for rebuild/{schedule.deployment_name}; "
+                          "`make serve` schedules them again", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -406,6 +448,12 @@ def main(argv: list[str] | None = None) -> int:
         if refusal:
             print(refusal, file=sys.stderr)
             return 2
+        if args.notify:
+            from urllib.parse import urlparse
+
+            from flows.notify import set_up
+
+            print(f"Notifications to {urlparse(args.notify).hostname}: {', '.join(set_up(args.notify))}", flush=True)
         serve(args, schedule, deployment)
     except Exception as exc:  # a server that refuses the credentials: one line, as the worker and the stages say
         refusal = auth_refusal(exc, os.environ.get("PREFECT_API_URL"))
@@ -416,6 +464,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if started_here:
             stop_shared_server()
+            print("Stopped the Prefect server this make serve started", flush=True)
+        elif not args.no_server:  # a stage's server: it outlives this serve, as its first console line said
+            idle = float(os.environ.get(IDLE_ENV, str(DEFAULT_IDLE_S)))
+            print(f"The Prefect server at {os.environ['PREFECT_API_URL'].removesuffix('/api')} was running before "
+                  f"this make serve and stays up until {idle:.0f} s pass without a stage ({IDLE_ENV})", flush=True)
     return 0
 
 

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from flows import outputs_removed_hint
+from flows import params_refused_hint
 # the table of every stage's work lives below every runner (the offline node and stage_deps read it too)
 from pipeline.stage_table import FULL_CHECK, STAGES, run, variant_choices, work
 
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     try:  # before the flow starts, so a bad file writes nothing at all and the run says why in one line
         load_params(args.params, sections=None if args.stage == FULL_CHECK else declared_sections(args.stage))
     except ParamsError as exc:
-        print(f"{exc}{outputs_removed_hint()}", file=sys.stderr)
+        print(f"{exc}{params_refused_hint()}", file=sys.stderr)
         return 2
     name = args.stage + (f"@{args.variant}" if choices else "")
     started = time.monotonic()

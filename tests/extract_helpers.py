@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pipeline.nlquad.extract import Extraction, PageLimits
+from pipeline.nlquad.extract import Extraction
+from pipeline.nlquad.page_limits import PageLimits
 from pipeline.nlquad.extract import extract_page as _extract_page
 from pipeline.params import project_section
 

@@ -87,7 +87,7 @@ RUNNER = """
 import sys, json
 from pathlib import Path
 from pipeline.crawl.run import run_crawl
-from pipeline.nlquad.extract import PageLimits
+from pipeline.nlquad.page_limits import PageLimits
 from pipeline.params import project_section
 from pipeline.wayback.archive import ArchiveEndpoints
 base, work, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])

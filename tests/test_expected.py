@@ -15,6 +15,18 @@ def test_the_committed_outputs_reproduce_every_pinned_figure(repo, capsys):
     assert "0 pinned figure(s) not reproduced" in capsys.readouterr().out
 
 
+def test_a_clone_that_built_nothing_says_its_figures_are_the_committed_ones(repo, tmp_path, capsys):
+    """git keeps the figures files: a fresh clone holds the committed figures, which reproduce nothing."""
+    import subprocess
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    assert main(["--root", str(clone)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"read the outputs in {clone.resolve()}; ") and "(not built here) |" in out
+    assert "pinned figure(s) not checked, their stages not built here" in out
+
+
 def test_a_changed_output_is_named_and_fails_the_check(repo, tmp_path, capsys):
     for row in load_rows(EXPECTED):
         (tmp_path / row["file"]).parent.mkdir(parents=True, exist_ok=True)
@@ -89,3 +101,4 @@ def test_the_no_bf16_rebuild_names_each_verdict_that_moved_for_a_rebuilt_system(
     assert count == 1 and changed == [{"pair": "test span_window vs random_window F1", "committed": "level",
                                        "rebuilt": "above", "difference": 3.0, "ci95": [0.5, 5.0]}]
     assert verdict_changes(committed, committed, {"span_window", "longformer"}) == (2, [])
+

@@ -396,7 +396,7 @@ def test_an_analysis_box_inside_a_question_section_ends_with_the_section(line):
 @pytest.mark.parametrize("text", ["Analysis of the vote shows a split", "Paris, France",
                                   "Jeremy Corbyn, Labour leader, said no.", "By then it was too late."])
 def test_prose_that_starts_like_a_byline_stays_answer_text(text):
-    from pipeline.nlquad.extract import is_byline
+    from pipeline.nlquad.furniture import is_byline
 
     assert not is_byline(text)
 

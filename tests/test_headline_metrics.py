@@ -54,9 +54,10 @@ def test_the_artifact_table_marks_each_change_and_new_or_gone_systems():
     before = {"bm25l": {"EM": 10.0, "F1": 40.0}, "old_system": {"EM": 1.0}}
     after = {"bm25l": {"EM": 12.5, "F1": 40.0}, "span_window": {"EM": 3.0, "F1": 30.0}}
     table = markdown_table("nlquad", after, before)
-    assert "| system | F1 | EM |" in table  # the registry's order: IoU, F1, EM (NLQuAD's primary measure first)
-    assert "| bm25l | 40 | 12.5 (+2.5) |" in table
-    assert "| span_window (new) | 30 | 3 |" in table
+    # the registry's order (IoU, F1, EM: NLQuAD's primary measure first), in make results' units and precision
+    assert "| system | F1 % | EM % |" in table
+    assert "| bm25l | 40.0 | 12.5 (+2.5) |" in table
+    assert "| span_window (new) | 30.0 | 3.0 |" in table
     assert "| old_system (gone) |" in table
     assert "1 figure(s) changed since the previous run." in table
     first = markdown_table("nlquad", after, {})
@@ -68,9 +69,9 @@ def test_the_artifact_keeps_paired_differences_out_of_the_systems_columns():
     after = {"mc_full": {"acc": 40.92, "dev": 45.8}, "pmi": {"acc": 36.1}, "mc_full-pmi": {"acc": 4.83}}
     table = markdown_table("quail", after, {})
     systems, differences = table.split("#### Paired differences (A-B: A minus B, points)")
-    assert "| mc_full | 40.92 | 45.8 |" in systems and "| pmi | 36.1 | - |" in systems
+    assert "| mc_full | 40.9 | 45.8 |" in systems and "| pmi | 36.1 | - |" in systems
     assert "mc_full-pmi" not in systems
-    assert "| system | acc |" in differences and "| mc_full-pmi | 4.83 |" in differences
+    assert "| system | acc % |" in differences and "| mc_full-pmi | +4.8 |" in differences
 
 
 def test_headline_files_take_only_the_declared_columns(tmp_path, monkeypatch):

@@ -14,7 +14,8 @@ from pipeline.nlquad.build import (
     dataset_statistics,
 )
 from pipeline.nlquad.discover import select_captures
-from pipeline.nlquad.extract import Extraction, Section, clean
+from pipeline.nlquad.extract import Extraction, Section
+from pipeline.nlquad.furniture import clean
 from pipeline.params import project_section
 from pipeline.sample.build import WARC_NAME
 from pipeline.wayback.cdx import CdxCapture, parse_cdx_json

@@ -64,7 +64,7 @@ def test_scrapy_dies_with_a_killed_crawl(tmp_path, repo):
         proc = _runner(f"""
             from pathlib import Path
             from pipeline.crawl.run import run_crawl
-            from pipeline.nlquad.extract import PageLimits
+            from pipeline.nlquad.page_limits import PageLimits
             from pipeline.params import project_section
             from pipeline.wayback.archive import ArchiveEndpoints
             p = project_section("crawl", requests_per_minute=0, concurrency=1, follow_depth=0, retries=1)

@@ -670,3 +670,62 @@ def test_the_import_refuses_a_commit_this_repository_lacks_and_a_params_digest_o
         check_source({"source": {"commit": "HEAD; rm -rf /"}}, params, repo)
     with pytest.raises(ImportError_, match="not the sha256 of the archive's params.yaml"):
         check_source({"source": {"commit": head, "params_sha256": "f" * 64}}, params, repo)
+
+
+def _fake_bundle(folder: Path, python_version: str) -> Path:
+    folder.mkdir()
+    (folder / "bundle.json").write_text(json.dumps({"stages": ["train_span", "evaluate_span", "compare"],
+                                                    "python_version": python_version, "outputs": []}))
+    return folder
+
+
+def test_the_node_refuses_a_python_the_bundle_was_not_built_for_and_names_the_rebuild(tmp_path, monkeypatch, capsys):
+    from pipeline.offline import node
+
+    bundle = _fake_bundle(tmp_path / "b", "3.12")
+    with pytest.raises(SystemExit, match=r"for Python 3\.12 and this is Python 3\.11.*make gpu-bundle NODE_PYTHON=3\.11"):
+        node.check_python(json.loads((bundle / "bundle.json").read_text()), running="3.11")
+    node.check_python({"python_version": "3.11"}, running="3.11")
+    monkeypatch.setattr(node, "BUNDLE", bundle)
+    monkeypatch.setattr(node.platform, "python_version_tuple", lambda: ("3", "11", "7"))
+    for argv in (["--dry-run"], []):  # refused before anything is unpacked, imported or written
+        with pytest.raises(SystemExit, match="NODE_PYTHON=3.11"):
+            node.main(["--out", str(tmp_path / "out"), *argv])
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_node_refuses_an_unknown_stage_and_a_dry_run_prints_the_plan_and_writes_nothing(tmp_path, monkeypatch,
+                                                                                            capsys):
+    from pipeline.offline import node
+
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    bundle = _fake_bundle(tmp_path / "b", here)
+    (bundle / ".node-done.json").write_text(json.dumps({"train_span": {"seconds": 1.0}}))
+    monkeypatch.setattr(node, "BUNDLE", bundle)
+    with pytest.raises(SystemExit, match="no_such_stage, not a stage of this bundle; its stages: train_span, "):
+        node.main(["--out", str(tmp_path / "out"), "--only", "no_such_stage"])
+    assert node.main(["--out", str(tmp_path / "out"), "--only", "evaluate_span", "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "[node] train_span: not asked (--only)" in printed and "[node] evaluate_span: runs" in printed
+    assert node.main(["--out", str(tmp_path / "out"), "--dry-run"]) == 0
+    assert "[node] train_span: done in an earlier run, skipped" in capsys.readouterr().out
+    assert not (tmp_path / "out").exists() and sorted(p.name for p in bundle.iterdir()) == [".node-done.json",
+                                                                                            "bundle.json"]
+
+
+def test_a_bundle_without_its_inputs_names_every_missing_one_and_the_stages_that_make_them(repo, tmp_path):
+    """A fresh clone has none of the node's inputs: the refusal lists them all and the few data stages that make
+    them, where one path and 'run dvc repro' sent a user to the whole build."""
+    from pipeline.offline.bundle import BundleError, check_inputs, node_files
+
+    inputs, _, _ = node_files(repo)
+    absent = [f"{i}.absent" for i in inputs[:1]]
+    made = [i for i in inputs if i.startswith("data/")][:2]
+    clone = tmp_path / "c"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    with pytest.raises(BundleError) as refused:
+        check_inputs(clone, made + absent)
+    message = str(refused.value)
+    assert message.startswith(f"{len(made) + 1} node inputs are missing: ") and all(m in message for m in made)
+    assert "`dvc repro " in message and "no stage makes it" in message and "(or `dvc pull` them)" in message
+    check_inputs(clone, [])

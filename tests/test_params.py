@@ -116,19 +116,34 @@ def test_stage_with_bad_params_writes_nothing(repo, tmp_path):
 
 def test_a_stage_dvc_runs_says_how_to_get_back_the_outputs_dvc_removed(repo, tmp_path):
     """DVC removes a stage's outputs before running its command, so a stage that refuses its params has lost
-    them; the message says they are in the cache and how to put them back."""
+    them; the message says how to put them back from the cache where they are there, and to build on where not."""
     bad = _write(tmp_path, (PROJECT_PARAMS).read_text().replace("split:\n  seed: 2021\n",
                                                                 "split:\n  seed: 2021\n  typo_key: 1\n"))
     env = {"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin", "DVC_STAGE": "split"}
     res = subprocess.run([sys.executable, "-m", "flows.stage", "split", "--params", str(bad)], cwd=tmp_path,
                          capture_output=True, text=True, env=env)
     assert res.returncode == 2 and "split.typo_key" in res.stderr
+    # a first build stopped here: nothing in the cache, so checkout would fail ("Is your cache up to date?")
+    assert "split had not finished a build here" in res.stderr and "`dvc repro split` builds them" in res.stderr
+    assert "dvc checkout" not in res.stderr
+    # dvc.lock records the outputs and the cache holds them (a folder's .dir object), or git keeps them
+    (tmp_path / "dvc.lock").write_text("schema: '2.0'\nstages:\n  split:\n    outs:\n    - path: data/splits\n"
+                                       "      md5: f776a50ab2cecf545127ce8514ecc5e0.dir\n")
+    obj = tmp_path / ".dvc" / "cache" / "files" / "md5" / "f7" / "76a50ab2cecf545127ce8514ecc5e0.dir"
+    obj.parent.mkdir(parents=True)
+    obj.write_text("[]")
+    res = subprocess.run([sys.executable, "-m", "flows.stage", "split", "--params", str(bad)], cwd=tmp_path,
+                         capture_output=True, text=True, env=env)
     assert "DVC removed split's outputs" in res.stderr and "`dvc checkout split`" in res.stderr
+    obj.unlink()
+    res = subprocess.run([sys.executable, "-m", "flows.stage", "split", "--params", str(bad)], cwd=tmp_path,
+                         capture_output=True, text=True, env=env)
+    assert "dvc checkout" not in res.stderr and "`dvc repro split`" in res.stderr
     if not Path("/usr/bin/python3").exists():
         return
     bare = subprocess.run(["/usr/bin/python3", "-m", "flows.stage", "split"], cwd=repo, capture_output=True,
                           text=True, env={"PATH": "/usr/bin:/bin", "DVC_STAGE": "split"})
-    assert bare.returncode != 0 and "has no Prefect" in bare.stderr and "`dvc checkout split`" in bare.stderr
+    assert bare.returncode != 0 and "has no Prefect" in bare.stderr and "`dvc repro split`" in bare.stderr
 
 
 def test_a_repeated_key_is_an_error_not_last_one_wins(repo, tmp_path):

@@ -72,6 +72,25 @@ def test_every_chart_has_data_labelled_axes_and_the_right_types(plots_html):
             assert enc["color"]["field"] == "template"
 
 
+def test_each_chart_has_one_legend_per_field_and_a_colour_per_series(plots_html):
+    """The revision's dash and point shape share one legend (two printed 'revision: workspace' twice), and the
+    colour range holds as many distinct colours as the chart has series (vega's default ten repeated across the
+    14 models of the learning-rate chart)."""
+    for spec in _specs(plots_html.read_text(encoding="utf-8")):
+        title = spec["title"] if isinstance(spec["title"], str) else spec["title"].get("text")
+        enc = spec["encoding"]
+        legends: dict[str, int] = {}
+        for channel in ("color", "strokeDash", "shape", "size", "opacity"):
+            if channel in enc and enc[channel].get("legend", {}) is not None:
+                legends[enc[channel]["field"]] = legends.get(enc[channel]["field"], 0) + 1
+        assert all(n == 1 for n in legends.values()), (title, legends)
+        color = enc.get("color", {})
+        values = {v.get(color.get("field")) for v in spec["data"]["values"]} if color.get("field") != "model" else {
+            v["filename"].strip("/").split("/")[0] for v in spec["data"]["values"]}
+        palette = color.get("scale", {}).get("range")
+        assert len(values) <= (len(set(palette)) if palette else 10), (title, len(values), palette)
+
+
 def test_every_trained_model_has_a_learning_curve(plots_html):
     """One line per model in each track's loss and dev charts (DVCLive logs), steps on a numeric axis."""
     specs = _specs(plots_html.read_text(encoding="utf-8"))

@@ -64,6 +64,11 @@ def _flow_runs(api: str, state: str) -> list[dict]:
     return prefect_http.post(f"{api}/flow_runs/filter", json=body, timeout=60).json()
 
 
+def _scheduled_runs(api: str, deployment_id: str) -> list[dict]:
+    body = {"deployments": {"id": {"any_": [deployment_id]}}, "flow_runs": {"state": {"type": {"any_": ["SCHEDULED"]}}}}
+    return prefect_http.post(f"{api}/flow_runs/filter", json=body, timeout=60).json()
+
+
 def _serve(tmp_path: Path, repo: Path, env: dict, cwd: Path, *args: str) -> tuple[subprocess.Popen, object]:
     """``python -m flows.serve ARGS`` with its output in ``serve.log`` (a file, not a pipe: an unread pipe
     fills and blocks the runner)."""
@@ -235,6 +240,7 @@ def test_make_serve_with_its_own_server_completes_a_scheduled_run(tmp_path, repo
     finally:
         stop_process_group(proc, signal.SIGINT)
         log.close()
+    assert "Stopped the Prefect server this make serve started" in (tmp_path / "serve.log").read_text()
 
 
 def test_a_stage_run_is_named_after_its_stage_and_tagged_with_its_rebuild(prefect_api, tmp_path, repo, shared):
@@ -307,6 +313,9 @@ def test_a_second_serve_on_a_shared_server_takes_nothing_from_the_first(prefect_
             time.sleep(1)
         owner = _deployments(prefect_api)["scheduled"]
         assert f"checkout:{tmp_path.resolve()}" in owner["tags"] and str(tmp_path.resolve()) in owner["description"]
+        while not _scheduled_runs(prefect_api, owner["id"]):  # the server's scheduler fills the days ahead
+            assert time.monotonic() < deadline + 120, "no run was scheduled"
+            time.sleep(2)
         second = subprocess.run([sys.executable, "-m", "flows.serve", *args, "--params", str(PROJECT_PARAMS)],
                                 cwd=second_dir, env=_env(prefect_api), capture_output=True, text=True,
                                 timeout=300)  # a loaded CI machine: importing Prefect alone took over a minute
@@ -316,6 +325,9 @@ def test_a_second_serve_on_a_shared_server_takes_nothing_from_the_first(prefect_
     finally:
         stop_process_group(first, signal.SIGINT)
         log.close()
+    # a stopped serve leaves no future run behind, Scheduled and then Late with nothing to run it
+    # (Prefect's pause on shutdown deletes them; where it could not, the stop deletes them itself and says so)
+    assert _scheduled_runs(prefect_api, owner["id"]) == []
     again, log = _serve(second_dir, repo, _env(prefect_api), second_dir, *args)
     try:
         deadline = time.monotonic() + 120
@@ -426,8 +438,9 @@ def test_a_stage_stopped_by_a_signal_is_cancelled_not_crashed(prefect_api, tmp_p
     assert "Crash detected" not in output and "Traceback" not in output, output[-3000:]
     if sig == signal.SIGINT:
         assert "slow_stage: stopped by Ctrl-C; its run is Cancelled" in output, output[-3000:]
-        # under dvc repro (DVC_STAGE), where its outputs went and how to get them back, in the same message
-        assert "DVC removed slow_stage's outputs" in output and "`dvc checkout slow_stage`" in output, output[-3000:]
+        # under dvc repro (DVC_STAGE), stopped on its first build (no dvc.lock here): the command that goes on
+        assert "slow_stage had not finished a build here" in output and "`dvc repro slow_stage`" in output, \
+            output[-3000:]
     body = {"flow_runs": {"tags": {"all_": [f"rebuild:stop-{sig.name}"]}}}
     runs = prefect_http.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=60).json()
     assert [(r["name"], r["state_type"]) for r in runs] == [("slow_stage", "CANCELLED")], runs
@@ -774,3 +787,27 @@ def test_a_run_created_but_never_started_is_cancelled_when_the_stage_is_stopped(
         assert cancel_unstarted_runs() == [str(mine.id)]
         assert client.read_flow_run(mine.id).state.type.value == "CANCELLED"
         assert client.read_flow_run(other.id).state.type.value == "PENDING"
+
+
+def test_the_stop_deletes_the_future_runs_of_its_deployment_and_no_other(prefect_api):
+    """Where Prefect's pause on shutdown left future runs (a server that did not answer the pause), the stop
+    deletes the Scheduled runs of its own deployment; another deployment's stay."""
+    from datetime import datetime, timedelta, timezone
+
+    api = prefect_api.removesuffix("/")
+    flow = prefect_http.post(f"{api}/flows/", json={"name": "rebuild"}, timeout=60).json()
+    later = (datetime.now(timezone.utc) + timedelta(days=1)).isoformat()
+    ids = {}
+    for name in ("stop-mine", "stop-other"):
+        deployment = prefect_http.post(f"{api}/deployments/", json={"name": name, "flow_id": flow["id"]},
+                                       timeout=60).json()
+        ids[name] = deployment["id"]
+        for _ in range(2):
+            prefect_http.post(f"{api}/deployments/{deployment['id']}/create_flow_run", timeout=60, json={
+                "state": {"type": "SCHEDULED", "state_details": {"scheduled_time": later}}})
+    assert [len(_scheduled_runs(api, ids[n])) for n in ids] == [2, 2]
+    done = subprocess.run([sys.executable, "-c", "from flows.serve import remove_scheduled_runs; "
+                           "print(remove_scheduled_runs('stop-mine'))"], env=_env(api), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "2", done.stderr[-2000:]
+    assert [len(_scheduled_runs(api, ids[n])) for n in ids] == [0, 2]

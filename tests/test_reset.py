@@ -12,9 +12,23 @@ import pytest
 
 from tests.shell import run, user_env, with_prefect
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # runs dvc repro and dvc exp in a clone
+def test_the_reset_summary_counts_stages_never_built_apart_from_stages_that_changed():
+    from pipeline.experiments.reset_summary import classify, summary
+
+    status = {"sample": [{"changed outs": {"data/sample": "not in cache"}}],
+              "compare": [{"changed deps": {"data/splits": "deleted"}}],  # its outputs are git's; its inputs absent
+              "split": [{"changed deps": {"pipeline/nlquad/split.py": "modified"}}],
+              "train_span": [{"changed params": {"params.yaml": {"span_window.seed": "modified"}}}]}
+    up, missing, changed = classify(status, ["check_params", "sample", "split", "train_span", "compare"])
+    assert (up, missing, changed) == (["check_params"], ["sample", "compare"], ["split", "train_span"])
+    line = summary(up, missing, changed)
+    assert "\n" not in line and "1 of 5 stages up to date here, 2 never built on this machine" in line
+    assert "2 out of date (a file, param or command differs from what dvc.lock records): split, train_span" in line
+    assert summary(["a"], [], []).endswith("1 of 1 stages up to date here")
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # runs dvc repro and dvc exp in a clone
 def test_one_command_returns_params_and_outputs_after_experiments(repo, tmp_path):
     venv = Path(sys.executable).parent
     with with_prefect(user_env(VENV=str(venv.parent)), tmp_path / "prefect-home") as env:
@@ -33,6 +47,8 @@ def test_one_command_returns_params_and_outputs_after_experiments(repo, tmp_path
         assert (clone / "data/sample/bbc.warc.gz").read_bytes() != warc
         failed = run(["dvc", "exp", "run", "-S", "quail.pmi_window=ten", "sample"], clone, env, check=False)
         assert failed.returncode != 0 and "ten" in (clone / "params.yaml").read_text()
+        said = failed.stdout + failed.stderr  # the way back from a value -S wrote, not a stamp's checkout
+        assert "`make reset` puts params.yaml" in said and "dvc checkout" not in said, said[-3000:]
         spaced = clone / "reports" / "a note with spaces.json"  # a tracked name xargs must not split
         spaced.write_text("{}\n")
         run(["git", "add", str(spaced)], clone, env)
@@ -44,4 +60,6 @@ def test_one_command_returns_params_and_outputs_after_experiments(repo, tmp_path
         restored = clone / "data/sample/bbc.warc.gz"
         assert restored.is_file(), f"make reset left no sample archive:\n{reset.stdout[-2000:]}\n{reset.stderr[-2000:]}"
         assert restored.read_bytes() == warc
+        assert reset.stdout.strip().splitlines()[-1].startswith("reset: params.yaml, dvc.lock and the outputs git "
+                                                                "keeps are as committed; "), reset.stdout[-2000:]
         assert run(["dvc", "status", "--json", "sample"], clone, env).stdout.strip() == "{}"

@@ -28,6 +28,8 @@ def test_a_training_budget_reruns_training_then_prediction_and_scoring(repo):
 def test_a_bad_override_is_refused_before_anything(repo):
     with pytest.raises(SweepError, match="quail.nope"):
         plan(repo, {"quail.nope": 1}, with_status=False)
+    with pytest.raises(SweepError, match=r"'quail.pmi_windw' is not in params.yaml \(did you mean 'quail.pmi_window'\?\)"):
+        plan(repo, {"quail.pmi_windw": 5}, with_status=False)  # DVC's own refusal of it suggests a '+'
     res = subprocess.run([sys.executable, "-m", "pipeline.experiments.would_rerun", "-S", "quail.pmi_window=-3",
                           "--no-status"], cwd=repo, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "quail.pmi_window" in res.stderr

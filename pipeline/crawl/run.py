@@ -31,7 +31,7 @@ from pipeline.wayback.archive import ArchiveEndpoints
 from pipeline.wayback.cdx import user_agent
 
 if TYPE_CHECKING:  # the spider process imports the extractor; this one only passes its limits on
-    from pipeline.nlquad.extract import PageLimits
+    from pipeline.nlquad.page_limits import PageLimits
 
 SPIDER = Path(__file__).with_name("spider.py")
 

@@ -25,7 +25,8 @@ from pipeline.crawl.item_pipelines import CAPTURE, FAILURE
 from pipeline.crawl.warc_store import read_body, read_index
 from pipeline.nlquad.bbc_urls import article_key
 from pipeline.nlquad.discover import classify_path
-from pipeline.nlquad.extract import PageLimits, extract_page
+from pipeline.nlquad.extract import extract_page
+from pipeline.nlquad.page_limits import PageLimits
 from pipeline.wayback.archive import ArchiveEndpoints
 from pipeline.wayback.cdx import parse_cdx_json
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup, SoupStrainer
 
-from pipeline.nlquad.extract import PageLimits, extract_page
+from pipeline.nlquad.extract import extract_page
+from pipeline.nlquad.page_limits import PageLimits
 from pipeline.params import project_section
 
 

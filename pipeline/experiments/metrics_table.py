@@ -28,6 +28,8 @@ TITLES = {"nlquad": "NLQuAD (span_window.eval_split; dev columns: the trained mo
 HEADINGS = {"r": "Pearson r", "p": "p (Holm)"}
 FORMATS = {"r": "{:+.3f}", "p": "{:.3f}"}
 NAME_WIDTH = 26
+PAPER_PREFIX = "paper_"  # a paper's published figure set beside ours (strategyqa_contexts writes them), not run here
+PAPER_MARK = " [paper]"
 
 
 def heading(key: str) -> str:
@@ -62,10 +64,31 @@ def _table(title: str, rows: dict[str, dict], difference: bool) -> list[str]:
     name_width = max([NAME_WIDTH, *(len(n.replace("-", " - ")) + 1 for n in rows)])
     lines = [title, f"{'':<{name_width}}" + "".join(f"{heading(k):>{w + 2}}" for k, w in zip(keys, widths))]
     for name, row in rows.items():
-        shown = name.replace("-", " - ") if difference else name
+        shown = name.replace("-", " - ") if difference else name + (PAPER_MARK if name.startswith(PAPER_PREFIX) else "")
         lines.append(f"{shown:<{name_width}}" + "".join(f"{cell(k, row.get(k), difference):>{w + 2}}"
                                                           for k, w in zip(keys, widths)))
     return lines
+
+
+def notes(rows: dict[str, dict], width: int = WIDTH) -> list[str]:
+    """What each column and each kind of row means, under the table: every column by its ``KEYS`` meaning, the
+    ``.sd`` rows, the paper's rows."""
+    keys = [k for k in KEYS if any(k in row for row in rows.values())]
+    said = [f"{heading(k)}: {KEYS[k]}" for k in keys]
+    if any(n.endswith(".sd") for n in rows):
+        said.append("<system>.sd: the standard deviation over the system's training seeds (its row is their mean)")
+    if any(n.startswith(PAPER_PREFIX) for n in rows):
+        said.append(f"{PAPER_MARK.strip()}: the paper's published figure, set beside this pipeline's; not run here")
+    out, line = [], "  "
+    for item in said:
+        piece = item + "; "
+        if len(line) + len(piece) > width and line.strip():
+            out.append(line.rstrip("; ").rstrip())
+            line = "  "
+        line += piece
+    if line.strip():
+        out.append(line.rstrip().rstrip(";"))
+    return out
 
 
 def render(root: Path = ROOT, width: int = WIDTH) -> str:
@@ -80,7 +103,7 @@ def render(root: Path = ROOT, width: int = WIDTH) -> str:
         absolute = {n: r for n, r in rows.items() if "-" not in n}
         differences = {n: r for n, r in rows.items() if "-" in n}
         if absolute:
-            out += _table(TITLES[track], absolute, False) + [""]
+            out += _table(TITLES[track], absolute, False) + notes(absolute, width) + [""]
         if differences:
             out += _table(f"{TITLES[track].split(' (')[0]}: differences, A - B in points on the same questions "
                           "(intervals: reports/compare.md)", differences, True) + [""]

@@ -88,6 +88,19 @@ def check_value(key: str, value: Any) -> None:
         raise SweepError(f"{key}: unsupported value type {type(value).__name__}")
 
 
+def _did_you_mean(key: str, raw: dict) -> str:
+    """The closest key params.yaml has (``quail.pmi_windw``: ``quail.pmi_window``), as the params check says it."""
+    import difflib
+
+    def leaves(node: Any, prefix: str) -> list[str]:
+        if not isinstance(node, dict):
+            return [prefix]
+        return [k for name, value in node.items() for k in leaves(value, f"{prefix}.{name}" if prefix else str(name))]
+
+    hint = difflib.get_close_matches(key, leaves(raw, ""), n=1)
+    return f" (did you mean {hint[0]!r}?)" if hint else ""
+
+
 def check_point(point: Any, params_file: Path = PROJECT_PARAMS_FILE) -> dict[str, Any]:
     """One experiment point, whoever sent it: every key a section.key of params.yaml (no ``FILE:`` prefix, no
     path), every value plain and valid for its key by the params schema. Called on every path into
@@ -131,7 +144,7 @@ def grid_points(grid: dict[str, list[Any]], params_file: Path = PROJECT_PARAMS_F
             for part in path[:-1]:
                 node = node.get(part) if isinstance(node, dict) else None
             if not isinstance(node, dict) or path[-1] not in node:
-                raise SweepError(f"grid key {key!r} is not in params.yaml")
+                raise SweepError(f"grid key {key!r} is not in params.yaml{_did_you_mean(key, raw)}")
             node[path[-1]] = value
         try:
             Params.model_validate(trial)

@@ -23,7 +23,8 @@ from warcio.exceptions import ArchiveLoadFailed
 from pipeline.common.jsonl import iter_jsonl
 from pipeline.common.logs import get_logger, progress
 from pipeline.nlquad.bbc_urls import article_key
-from pipeline.nlquad.extract import Extraction, PageLimits, Section, extract_page
+from pipeline.nlquad.extract import Extraction, Section, extract_page
+from pipeline.nlquad.page_limits import PageLimits
 from pipeline.nlquad.config import ExtractParams
 
 

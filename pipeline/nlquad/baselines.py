@@ -17,6 +17,7 @@ from typing import Any
 
 from rank_bm25 import BM25L
 
+from pipeline.common.logs import progress
 from pipeline.common.sentences import sentence_starts
 from pipeline.search.analysis import tantivy_analyzer
 from pipeline.nlquad.squad_format import iter_examples
@@ -68,7 +69,8 @@ def run_baselines(dataset: dict[str, Any], window_words: int, seed: int,
     preds: dict[str, dict[str, dict]] = {k: {} for k in ("first_window", "last_window", "random_window",
                                                            "bm25l", "bm25l_oracle")}
     cache: dict[int, tuple] = {}
-    for ex in iter_examples(dataset):
+    questions = sum(len(par["qas"]) for doc in dataset["data"] for par in doc["paragraphs"])
+    for ex in progress(iter_examples(dataset), "window baselines", total=questions, unit="questions"):
         ctx = ex["context"]
         if id(ctx) not in cache:
             windows = sentence_windows(ctx, window_words)

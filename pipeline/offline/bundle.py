@@ -87,6 +87,28 @@ def node_files(root: Path = ROOT) -> tuple[list[str], list[str], list[str]]:
             sorted(o for o in outs if not any(o == m or o.startswith(m + "/") for m in models)), sorted(figures))
 
 
+def check_inputs(root: Path, inputs: list[str]) -> None:
+    """Every missing node input named at once, with the stages that make them: in a fresh clone these are a few
+    data stages (a few minutes), not the whole ``dvc repro``."""
+    missing = [rel for rel in inputs if not (root / rel).exists()]
+    if not missing:
+        return
+    from dvc.repo import Repo
+
+    with Repo(str(root)) as repo:
+        makers = {o.def_path: s.name for s in repo.index.stages for o in s.outs}  # one dvc.yaml
+    def maker(rel: str) -> str | None:  # a file inside an output folder is made by the folder's stage
+        return next((name for out, name in makers.items() if rel == out or rel.startswith(out.rstrip("/") + "/")),
+                    None)
+
+    stages = sorted({maker(rel) for rel in missing} - {None})
+    by_hand = [rel for rel in missing if maker(rel) is None]
+    steps = [f"`dvc repro {' '.join(stages)}` makes them (or `dvc pull` them)"] if stages else []
+    steps += [f"{', '.join(by_hand)}: no stage makes it; params.yaml names it"] if by_hand else []
+    raise BundleError(f"{len(missing)} node input{'s are' if len(missing) > 1 else ' is'} missing: "
+                      f"{', '.join(missing)}; " + "; ".join(steps))
+
+
 def _lock_versions(root: Path) -> dict[str, str]:
     versions = {}
     for line in (root / "requirements.lock").read_text(encoding="utf-8").splitlines():
@@ -309,6 +331,7 @@ def build_bundle(out: Path, profile: Path | None = DEFAULT_PROFILE, python_versi
     out = Path(out)
     data = node_params(root, profile)
     inputs, outputs, _ = node_files(root)
+    check_inputs(root, inputs)
     tmp = out.with_name(f".{out.name}.partial")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

@@ -174,11 +174,54 @@ def _seq_len(params, stage: str) -> int:
     return getattr(params, trained_section(stage)).max_seq_len
 
 
-def run(out: Path, bundle: Path = BUNDLE, only: list[str] | None = None, resume: Path | None = None) -> dict:
+class NodeRefusal(SystemExit):
+    """The node cannot run as asked; the message says what to do instead. Raised before anything is unpacked."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"node: {message}")
+
+
+def bundle_info(bundle: Path) -> dict:
+    path = bundle / "bundle.json"
+    if not path.is_file():
+        raise NodeRefusal(f"{path} is missing: run this inside a folder `make gpu-bundle` made")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def check_python(info: dict, running: str | None = None) -> None:
+    """The bundle's packages (pydantic's compiled core among them) are built for one Python: on another one the
+    first import fails deep inside pydantic_core, so say which Python this is and how to rebuild for it."""
+    running = running or ".".join(platform.python_version_tuple()[:2])
+    wanted = str(info.get("python_version", ""))
+    if wanted and running != wanted:
+        raise NodeRefusal(f"this bundle's packages are for Python {wanted} and this is Python {running}: "
+                          f"run it with python{wanted}, or rebuild the bundle for this node with "
+                          f"`make gpu-bundle NODE_PYTHON={running}`")
+
+
+def check_only(info: dict, only: list[str] | None) -> None:
+    unknown = [s for s in only or [] if s not in info["stages"]]
+    if unknown:
+        raise NodeRefusal(f"--only names {', '.join(unknown)}, not a stage of this bundle; its stages: "
+                          + ", ".join(info["stages"]))
+
+
+def plan(info: dict, bundle: Path, only: list[str] | None) -> list[tuple[str, str]]:
+    """(stage, what the run would do with it): what ``--dry-run`` prints, from ``bundle.json`` and the done-file."""
+    done_file = bundle / ".node-done.json"
+    done = json.loads(done_file.read_text(encoding="utf-8")) if done_file.exists() else {}
+    return [(stage, "not asked (--only)" if only and stage not in only else
+             "done in an earlier run, skipped" if stage in done else "runs") for stage in info["stages"]]
+
+
+def run(out: Path, bundle: Path | None = None, only: list[str] | None = None, resume: Path | None = None) -> dict:
+    bundle = bundle or BUNDLE
+    info = bundle_info(bundle)
+    check_python(info)
+    check_only(info, only)
     unpack(bundle)
     _prepare_environment(bundle)
     os.chdir(bundle)
-    info = json.loads((bundle / "bundle.json").read_text(encoding="utf-8"))
     params = load_node_params(bundle / "params.yaml")
     done_file = bundle / ".node-done.json"
     done: dict[str, dict] = json.loads(done_file.read_text(encoding="utf-8")) if done_file.exists() else {}
@@ -290,7 +333,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="run only these stages (bundle.json lists them)")
     ap.add_argument("--resume-from", type=Path, help="an earlier allocation's --out folder: its finished stages "
                     "are skipped and their outputs used")
+    ap.add_argument("--dry-run", action="store_true", help="check the Python and the stage names, print what "
+                    "would run, and unpack, train and write nothing")
     args = ap.parse_args(argv)
+    if args.dry_run:
+        info = bundle_info(BUNDLE)
+        check_python(info)
+        check_only(info, args.only)
+        for stage, what in plan(info, BUNDLE, args.only):
+            print(f"[node] {stage}: {what}")
+        print(f"[node] dry run: Python {platform.python_version()}, bundle for {info.get('python_version')}; "
+              f"results would go to {Path(args.out).resolve()}")
+        return 0
     profile = run(Path(args.out).resolve(), only=args.only,
                   resume=args.resume_from.resolve() if args.resume_from else None)
     return 0 if profile["complete"] or args.only else 3

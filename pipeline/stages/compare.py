@@ -50,6 +50,7 @@ from pipeline.quail.systems import HEURISTIC_BASELINES, MC_VARIANTS, mc_system
 from pipeline.nlquad.clusters import article_clusters
 from pipeline.nlquad.metrics import span_scores
 from pipeline.nlquad.own_vs_other import own_and_other
+from pipeline.nlquad.squad_format import iter_examples
 from pipeline.strategyqa.answering import SETTINGS
 from pipeline.strategyqa.data import load_questions
 
@@ -155,10 +156,16 @@ def with_verdicts(pairs: list[dict]) -> list[dict]:
     return out
 
 
-def nlquad_pairs(eval_split: str, systems: tuple[str, ...] = SPAN_SYSTEMS) -> list[dict]:
+def _mean(values: list[float]) -> float:
+    return round(100 * sum(values) / len(values), 2)
+
+
+def nlquad_pairs(eval_split: str, systems: tuple[str, ...] = SPAN_SYSTEMS,
+                 per_question: dict | None = None) -> list[dict]:
     """Every span system of ``systems`` against the window baselines and the controls, and every system's
     own-vs-other overlap. ``systems``: a subset where only some were trained (the section-naming control,
-    ``benchmarks/nlquad_control.py``, trains the sliding windows alone)."""
+    ``benchmarks/nlquad_control.py``, trains the sliding windows alone). ``per_question``: filled with each
+    question's gold and every system's prediction (its first run's) and scores (the mean over its runs)."""
     dataset = _json(PATHS.split.dir / f"{eval_split}.json")
     # {system: {seed: predictions}}; a window baseline is one run of its own
     predictions = {s: runs_of(_json(PATHS[f"predict_{'span' if s == 'span_window' else s}"].predictions))
@@ -171,6 +178,14 @@ def nlquad_pairs(eval_split: str, systems: tuple[str, ...] = SPAN_SYSTEMS) -> li
     ids = list(runs[systems[0]][0])
     article = article_clusters(dataset)
     clusters = [article[i] for i in ids]
+    if per_question is not None:
+        examples = {ex["id"]: ex for ex in iter_examples(dataset)}
+        per_question[f"nlquad/{eval_split}"] = {i: {
+            "unit": article[i], "question": examples[i]["question"], "gold": examples[i]["gold"],
+            "systems": {name: {"prediction": next(iter(predictions[name].values())).get(i, {}).get("text"),
+                               "runs": len(scored),
+                               **{figure: _mean([run[i][key] for run in scored]) for figure, key in SPAN_FIGURES.items()}}
+                        for name, scored in runs.items()}} for i in ids}
     out = []
     for s in systems:
         rivals = [*SPAN_BASELINES, *([SHUFFLED] if s == "span_window" else [])]
@@ -199,7 +214,8 @@ def _correct(predictions: dict[str, int], questions: list) -> list[float]:
     return [float(predictions[q.qid] == q.answer) for q in questions]
 
 
-def quail_pairs(train_share: float, seed: int, exclude: HeldoutExclusion | None = None) -> list[dict]:
+def quail_pairs(train_share: float, seed: int, exclude: HeldoutExclusion | None = None,
+                per_question: dict | None = None) -> list[dict]:
     sets, train = quail_sets(train_share, seed, exclude)
     evaluated = {"dev_heldout": heldout_dev(sets, train), "challenge": sets["challenge"]}
     baselines = _json(PATHS.quail_baselines.predictions)  # {set: {system: {qid: option}}}
@@ -211,6 +227,15 @@ def quail_pairs(train_share: float, seed: int, exclude: HeldoutExclusion | None 
         base_set = baselines["dev" if eval_set == "dev_heldout" else eval_set]
         scores = {s: [_correct(base_set[s], questions)] for s in HEURISTIC_BASELINES}
         scores |= {s: [_correct(run[eval_set], questions) for run in runs.values()] for s, runs in mc.items()}
+        if per_question is not None:
+            chosen = {s: base_set[s] for s in HEURISTIC_BASELINES} | {
+                s: next(iter(runs.values()))[eval_set] for s, runs in mc.items()}
+            per_question[f"quail/{eval_set}"] = {q.qid: {
+                "unit": q.text_id, "question": q.question, "question_type": q.question_type, "domain": q.domain,
+                "options": list(q.options), "gold": q.answer,
+                "systems": {s: {"prediction": chosen[s][q.qid], "runs": len(scores[s]),
+                                figure: _mean([run[n] for run in scores[s]])} for s in scores}}
+                for n, q in enumerate(questions)}
         for s in mc:
             rivals = [*HEURISTIC_BASELINES, *(mc_system(v) for v in MC_VARIANTS if s == "mc_full" and v != "full")]
             out += [_pair("quail", eval_set, s, b, figure, scores[s], scores[b], [q.text_id for q in questions],
@@ -222,8 +247,9 @@ def quail_pairs(train_share: float, seed: int, exclude: HeldoutExclusion | None 
     return out
 
 
-def strategyqa_pairs() -> list[dict]:
-    gold = {q.qid: bool(q.answer) for q in load_questions(source_path("strategyqa_eval"))}
+def strategyqa_pairs(per_question: dict | None = None) -> list[dict]:
+    questions = load_questions(source_path("strategyqa_eval"))
+    gold = {q.qid: bool(q.answer) for q in questions}
     answers, majority = {}, {}
     for setting in SETTINGS:
         # {seed: {qid: answer}}: every training run of the setting
@@ -239,6 +265,16 @@ def strategyqa_pairs() -> list[dict]:
 
     bow = {qid: bool(v["answer"]) for qid, v in _json(PATHS.strategyqa_bow.predictions)["eval"].items()}
     bow_majority = _json(PATHS.strategyqa_bow.report)["eval"]["majority_answer"] == "yes"
+    if per_question is not None:
+        shown = {s: [run for run in answers[s].values()] for s in SETTINGS}
+        per_question["strategyqa/eval"] = {q.qid: {
+            "unit": q.qid, "question": q.question, "gold": "yes" if gold[q.qid] else "no",
+            "systems": {**{f"qa_{s}": {"prediction": "yes" if shown[s][0][q.qid] else "no", "runs": len(shown[s]),
+                                       "acc": _mean([float(run[q.qid] == gold[q.qid]) for run in shown[s]])}
+                           for s in SETTINGS if all(q.qid in run for run in shown[s])},
+                        **({BOW: {"prediction": "yes" if bow[q.qid] else "no", "runs": 1,
+                                  "acc": 100.0 * (bow[q.qid] == gold[q.qid])}} if q.qid in bow else {})}}
+            for q in questions}
     out = []
     ids = sorted(set(bow) & set(gold))
     out.append(_pair("strategyqa", "eval", BOW, "majority", "acc", [[float(bow[i] == gold[i]) for i in ids]],
@@ -312,15 +348,33 @@ def headlines() -> list[tuple[str, str]]:
     return [(track, headline_name(system, baseline)) for track, system, baseline in HEADLINE_PAIRS]
 
 
+def check_per_question(per_question: dict[str, dict], pairs: list[dict]) -> None:
+    """Each system's mean over the per-question file's questions is its figure in the pairs: the file a user
+    reads a question from holds the same scores the intervals were drawn from."""
+    for p in pairs:
+        rows = per_question.get(f"{p['track']}/{p['eval']}", {})
+        scored = [r["systems"][p["system"]][p["figure"]] for r in rows.values()
+                  if p["figure"] in r["systems"].get(p["system"], {})]
+        if p["baseline"] == OWN_VS_OTHER or len(scored) != p["questions"]:
+            continue  # an own-vs-other row, or a pair on a subset (the questions both systems answered)
+        if abs(sum(scored) / len(scored) - p["system_mean"]) > 0.01:
+            raise RuntimeError(f"per-question {p['system']} {p['figure']} on {p['eval']}: mean "
+                               f"{sum(scored) / len(scored):.3f}, its pairs say {p['system_mean']}")
+
+
 def run(params: Params) -> dict:
     eval_split = params.nlquad_baselines.eval_split
     for section in ("span_window", "longformer"):
         if getattr(params, section).eval_split != eval_split:
             raise ValueError(f"{section}.eval_split is {getattr(params, section).eval_split!r} but "
                              f"nlquad_baselines.eval_split is {eval_split!r}: a paired comparison needs one eval split")
-    pairs = with_verdicts(nlquad_pairs(eval_split) + quail_pairs(params.quail.train_share, params.quail.seed,
-                                                                 params.quail.exclude_from_heldout)
-                          + strategyqa_pairs())
+    per_question: dict[str, dict] = {}
+    pairs = with_verdicts(nlquad_pairs(eval_split, per_question=per_question)
+                          + quail_pairs(params.quail.train_share, params.quail.seed, params.quail.exclude_from_heldout,
+                                        per_question=per_question)
+                          + strategyqa_pairs(per_question=per_question))
+    check_per_question(per_question, pairs)
+    write_json(PATHS.compare.per_question, per_question, indent=None)
     write_json(PATHS.compare.report, {"resamples": 2000, "confidence": 0.95, "units": UNITS,
                                       "multiple_comparisons": "Holm within each family (track, eval set, system, "
                                                               "figure); a verdict also needs the seed t-interval",

@@ -11,7 +11,7 @@ from pipeline.common.layout import PATHS
 from pipeline.common.files import write_json
 from pipeline.common.logs import get_logger
 from pipeline.crawl.run import run_crawl
-from pipeline.nlquad.extract import PageLimits
+from pipeline.nlquad.page_limits import PageLimits
 from pipeline.wayback.archive import open_archive
 
 if TYPE_CHECKING:
