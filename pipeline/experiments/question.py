@@ -45,9 +45,10 @@ def render(eval_set: str, qid: str, record: dict) -> list[str]:
     systems = record["systems"]
     figures = [k for k in next(iter(systems.values()), {}) if k not in ("prediction", "runs")]
     width = max([6, *(len(s) for s in systems)])
-    lines.append(f"{'system':<{width}}  " + "".join(f"{f + ' %':>10}" for f in figures) + "  runs  prediction")
+    cols = {f: max(8, len(f) + 4) for f in figures}
+    lines.append(f"{'system':<{width}}  " + "".join(f"{f + ' %':>{cols[f]}}" for f in figures) + "  runs  prediction")
     for name, row in systems.items():
-        lines.append(f"{name:<{width}}  " + "".join(f"{row.get(f, float('nan')):>10.1f}" for f in figures)
+        lines.append(f"{name:<{width}}  " + "".join(f"{row.get(f, float('nan')):>{cols[f]}.1f}" for f in figures)
                      + f"  {row.get('runs', 1):>4}  {_short(_answer(record, row.get('prediction')))}")
     return lines
 
