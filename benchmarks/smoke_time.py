@@ -8,6 +8,7 @@ per-stage overhead, the time between one stage's end and the next one's start (D
 
 from __future__ import annotations
 
+import argparse
 import re
 import time
 from datetime import datetime
@@ -44,7 +45,8 @@ def stage_seconds(log: str) -> tuple[dict[str, float], list[float]]:
     return seconds, gaps
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     lines: list[str] = []
     started = time.monotonic()
     smoke(keep=False, echo=lines.append, log_sink=(log := []))
