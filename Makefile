@@ -129,7 +129,7 @@ publish: setup
 # wait on servers and subprocesses, so two cores run two of them (TEST_WORKERS=0: one process, no workers)
 TEST_WORKERS ?= 2
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
-## test        the whole test suite on two workers (about 27 min; README, Testing)
+## test        the whole test suite on two workers (about 33 min; README, Testing)
 test: setup
 	$(VENV)/bin/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
