@@ -146,11 +146,8 @@ def pool_owner(full_name: str) -> str | None:
 UNFINISHED = ["PENDING", "RUNNING", "CANCELLING"]  # the states that hold a deployment's concurrency slot
 
 
-def remove_scheduled_runs(deployment_name: str) -> int:
-    """Delete the future runs the server scheduled for ``rebuild/<deployment_name>``: with nothing serving it,
-    they would sit in the UI as Scheduled, then Late, for as long as the schedule reaches. ``make serve``
-    started again schedules them anew. Returns how many went."""
-    from prefect.client.orchestration import get_client
+def _rebuild_runs(client: Any, deployment_name: str, states: list[str]) -> list[Any]:
+    """The runs of the ``rebuild`` flow (not a sweep's) of ``rebuild/<deployment_name>`` in ``states``."""
     from prefect.client.schemas.filters import (
         DeploymentFilter,
         DeploymentFilterName,
@@ -161,11 +158,20 @@ def remove_scheduled_runs(deployment_name: str) -> int:
         FlowRunFilterStateType,
     )
 
-    scheduled = FlowRunFilter(state=FlowRunFilterState(type=FlowRunFilterStateType(any_=["SCHEDULED"])))
+    return client.read_flow_runs(
+        flow_run_filter=FlowRunFilter(state=FlowRunFilterState(type=FlowRunFilterStateType(any_=states))),
+        flow_filter=FlowFilter(name=FlowFilterName(any_=["rebuild"])),
+        deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=[deployment_name])))
+
+
+def remove_scheduled_runs(deployment_name: str) -> int:
+    """Delete the future runs the server scheduled for ``rebuild/<deployment_name>``: with nothing serving it,
+    they would sit in the UI as Scheduled, then Late, for as long as the schedule reaches. ``make serve``
+    started again schedules them anew. Returns how many went."""
+    from prefect.client.orchestration import get_client
+
     with get_client(sync_client=True) as client:
-        runs = client.read_flow_runs(flow_run_filter=scheduled,
-                                     flow_filter=FlowFilter(name=FlowFilterName(any_=["rebuild"])),
-                                     deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=[deployment_name])))
+        runs = _rebuild_runs(client, deployment_name, ["SCHEDULED"])
         for run in runs:
             client.delete_flow_run(run.id)
     return len(runs)
@@ -179,10 +185,6 @@ def cancel_orphaned_runs(deployment_name: str) -> list[str]:
     the cancelled rebuild runs' ids."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
-        DeploymentFilter,
-        DeploymentFilterName,
-        FlowFilter,
-        FlowFilterName,
         FlowRunFilter,
         FlowRunFilterState,
         FlowRunFilterStateType,
@@ -193,10 +195,7 @@ def cancel_orphaned_runs(deployment_name: str) -> list[str]:
     unfinished = FlowRunFilterState(type=FlowRunFilterStateType(any_=UNFINISHED))
     cancelled: list[str] = []
     with get_client(sync_client=True) as client:
-        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(state=unfinished),
-                                     flow_filter=FlowFilter(name=FlowFilterName(any_=["rebuild"])),  # not a sweep's
-                                     deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=[deployment_name])))
-        for run in runs:
+        for run in _rebuild_runs(client, deployment_name, UNFINISHED):
             stages = client.read_flow_runs(flow_run_filter=FlowRunFilter(
                 state=unfinished, tags=FlowRunFilterTags(all_=[f"rebuild:{run.id}"])))
             for stage in stages:
