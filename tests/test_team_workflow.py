@@ -10,6 +10,7 @@ SeaweedFS as the S3 DVC remote, a Prefect server with a process work pool and wo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -318,7 +319,7 @@ def test_an_api_caller_cannot_deploy_code_to_the_workers(team, prefect, repo, tm
     pull step, another entrypoint, a job template with a command or with ``env`` (a PYTHONPATH holding a
     ``sitecustomize.py``), patched in before the run or the moment it shows Pending, run nothing of theirs. The runs
     ask for a point the checkout's flow refuses, so each ends Failed by the checkout's own check, quickly."""
-    root, store = team["root"], team["store"]
+    store = team["store"]
     marker = tmp_path / "pwned"
     env = _env(team["env"], **_aws(store), QA_PIPELINE_CHECKOUT=str(repo), QA_PIPELINE_SWEEP_REPO=str(team["origin"]),
                QA_PIPELINE_SWEEP_WORKDIR=str(tmp_path / "work"), PYTHONPATH=str(repo),
@@ -570,3 +571,72 @@ def test_a_push_that_did_nothing_fails_the_point(tmp_path, monkeypatch):
     with pytest.raises(sweep.SweepError, match="already holds an experiment named 'pmi-5'.*nothing was pushed"):
         sweep.run_point({"quail.pmi_window": 5}, "pmi-5", [], print, workdir=work)
     assert not list(work.iterdir())
+
+
+def test_a_cancelled_point_ends_every_process_it_started(team, prefect, repo):
+    """Cancelled from the server as a user cancels it in the UI, while the point trains: the worker stops the
+    point's flow-run process, and every process of its ``dvc exp run`` (DVC, the training stage and its seed
+    processes, in a clone about to be deleted) ends with it. The run ends Cancelled and its clone is removed.
+    This is the whole path on the real worker, DVC and stage; a stage that ignores SIGTERM and writes nothing
+    (the one left re-parented to init) is ended by the sweep's process-group stop, which
+    tests/test_process_tree.py checks on its own (the real stage here also ends when its log pipe closes)."""
+    import psutil
+
+    root, store = team["root"], team["store"]
+    work = root / "cancelled-points"
+    work.mkdir()
+    (work / "shared").symlink_to(root / "shared")
+    env = _env(team["env"], **_aws(store), QA_PIPELINE_CHECKOUT=str(repo), QA_PIPELINE_SWEEP_REPO=str(team["origin"]),
+               QA_PIPELINE_SWEEP_WORKDIR=str(work), PYTHONPATH=str(repo))
+    prefect_bin = str(Path(sys.executable).with_name("prefect"))
+    sh([prefect_bin, "work-pool", "create", "qa-pipeline", "--type", "process", "--base-job-template",
+        str(repo / "infra/prefect/process-job-template.json"), "--overwrite"], repo, env)
+    sh([prefect_bin, "--no-prompt", "deploy", "--all"], repo, env)
+    log = (root / "cancel-worker.log").open("wb")
+    worker = subprocess.Popen([sys.executable, "-m", "flows.worker", "--pool", "qa-pipeline", "--work-queue", "points",
+                               "--limit", "1", "--name", "cancel"], cwd=root, env=env, stdout=log,
+                              stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        point = _api(prefect, "GET", "/deployments/name/experiment-point/point")
+        run = _api(prefect, "POST", f"/deployments/{point['id']}/create_flow_run", {
+            "parameters": {"point": {"quail.pmi_window": 9}, "name": "cancelled",
+                           "targets": ["train_quail_mc@full"]}, "name": "cancelled"})
+
+        def stage_processes() -> list[psutil.Process]:
+            found = []
+            for p in psutil.Process(worker.pid).children(recursive=True):
+                try:
+                    if "flows.stage train_quail_mc" in " ".join(p.cmdline()):
+                        found.append(p)
+                except psutil.NoSuchProcess:
+                    pass
+            return found
+
+        deadline = time.monotonic() + 600
+        stages: list[psutil.Process] = []
+        while time.monotonic() < deadline and not stages:
+            state = _api(prefect, "GET", f"/flow_runs/{run['id']}")["state_type"]
+            assert state in ("SCHEDULED", "PENDING", "RUNNING"), (state, _failed_runs_logs(prefect, ["experiment-point"]))
+            stages = stage_processes()
+            time.sleep(0.2)
+        assert stages, "no training stage started within 10 minutes"
+        time.sleep(5)  # its seed processes started
+        tree = [p for p in psutil.Process(worker.pid).children(recursive=True)]  # the flow run, dvc, the stages
+        _api(prefect, "POST", f"/flow_runs/{run['id']}/set_state", {"state": {"type": "CANCELLING"}, "force": True})
+        gone, alive = psutil.wait_procs(tree, timeout=90)
+        survivors = [(p.pid, p.cmdline()) for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        for p in alive:  # clean up before failing
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.kill()
+        assert not survivors, survivors
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            state = _api(prefect, "GET", f"/flow_runs/{run['id']}")["state_type"]
+            if state in ("CANCELLED", "COMPLETED", "FAILED", "CRASHED"):
+                break
+            time.sleep(1)
+        assert state == "CANCELLED", state
+        assert [p.name for p in work.iterdir()] == ["shared"]  # the clone removed
+    finally:
+        stop_process_group(worker, timeout=20)
+        log.close()

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from pipeline.common.strict_model import StrictModel
 from pipeline.common.trust import Infrastructure, Science
-from pipeline.training.config import TrainBudget
+from pipeline.training.config import POOLING_DESCRIPTION, Pooling, TrainBudget
 
 
 class HeldoutExclusion(StrictModel):
@@ -50,5 +50,6 @@ class QuailMCParams(TrainBudget):
     max_seq_len: Science[int] = Field(ge=32, description="per option; QuAIL passages average ~450 tokens")
     batch_size: Science[int] = Field(ge=1, description="questions per batch (x4 options)")
     select_metric: Science[Literal["accuracy"]] = Field(description="dev figure the kept checkpoint is chosen by")
+    pooling: Science[Pooling] = Field(description=POOLING_DESCRIPTION)
     dev_share: Science[float] = Field(gt=0, lt=1, description="training texts (per domain, seeded) held out to choose "
                                                               "the checkpoint; the held-out dev texts are never seen")

@@ -135,7 +135,7 @@ def train(params: Params, variant: str) -> dict[str, Any]:
     return train_choice_model(
         "classification", features(inputs["train"]), inputs["train"]["labels"], 2,
         TrainConfig.from_params(p.budget_for(setting), start), fold_dir(setting, fold), inputs["fingerprint"],
-        label_names=("no", "yes"), dev=dev_set, fresh_head=fresh_head(params))
+        label_names=("no", "yes"), dev=dev_set, fresh_head=fresh_head(params), pooling=p.pooling)
 
 
 def _fingerprint(params: Params, setting: str, fold: int, data: CVData, start: str,

@@ -60,7 +60,7 @@ def train(params: Params, variant: str, seed: int | None = None) -> dict:
         n_options, TrainConfig.from_params(p, p.model_name_or_path, seed=seed), _run_dir(params, variant, seed),
         {**p.model_dump(exclude={"seeds", "parallel_runs"}), "seed": seed, "variant": variant, "train_qids": len(fit),
          "train_share": params.quail.train_share, "split_seed": params.quail.seed},
-        dev=dev_set, log_dir=_live_dir(params, variant, seed))
+        dev=dev_set, log_dir=_live_dir(params, variant, seed), pooling=p.pooling)
     return {**stats, "seed": seed, "train_questions": len(fit), "dev_questions": len(dev)}
 
 

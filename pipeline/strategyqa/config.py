@@ -8,7 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from pipeline.common.strict_model import StrictModel
 from pipeline.common.trust import Infrastructure, Science
-from pipeline.training.config import TrainBudget
+from pipeline.training.config import POOLING_DESCRIPTION, Pooling, TrainBudget
 
 
 class _DecompositionSource(StrictModel):
@@ -46,6 +46,7 @@ class BoolQAuxParams(TrainBudget):
     select_metric: Science[Literal["accuracy", "auc"]] = Field(
         description="dev figure the kept checkpoint is chosen by: auc (a constant answer scores 50, so it cannot "
                     "win by a tie) or accuracy")
+    pooling: Science[Pooling] = Field(description=POOLING_DESCRIPTION)
 
 
 class StrategyQAParams(TrainBudget):
@@ -66,6 +67,7 @@ class StrategyQAParams(TrainBudget):
     select_metric: Science[Literal["accuracy", "auc"]] = Field(
         description="dev figure the kept checkpoint is chosen by: auc (a constant answer scores 50, so it cannot "
                     "win by a tie) or accuracy")
+    pooling: Science[Pooling] = Field(description=POOLING_DESCRIPTION)
     dev_share: Science[float] = Field(gt=0, lt=1, description="training questions held out (seeded) to choose the "
                                                               "checkpoint; the eval set is never seen in training")
     gold_paragraphs: Infrastructure[str | None] = Field(

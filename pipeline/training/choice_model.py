@@ -11,27 +11,33 @@ from typing import Any, Literal
 
 import torch
 
+from pipeline.training.config import Pooling
 from pipeline.training.finetune import DevSet, TrainConfig, data_digest, fine_tune, model_outputs, predict_batches
 from pipeline.training.pair_encoding import PairFeatures, collate_pairs
+from pipeline.training.pooling import PooledModel
 
 Head = Literal["classification", "multiple_choice"]
 
 
-def _auto_class(head: Head):
+def _auto_class(head: Head, pooling: Pooling | None = None) -> PooledModel:
+    """The transformers auto class of ``head``, loading with ``pooling`` (``None``: as the saved model says)."""
     from transformers import (
         AutoModelForMultipleChoice,
         AutoModelForSequenceClassification,
     )
 
-    return AutoModelForSequenceClassification if head == "classification" else AutoModelForMultipleChoice
+    auto = AutoModelForSequenceClassification if head == "classification" else AutoModelForMultipleChoice
+    return PooledModel(auto, pooling)
 
 
 def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choices: int, cfg: TrainConfig,
                        out_dir: Path, fingerprint: dict[str, Any],
                        label_names: tuple[str, ...] | None = None, dev: DevSet | None = None,
-                       log_dir: Path | None = None, fresh_head: bool = False) -> dict[str, Any]:
+                       log_dir: Path | None = None, fresh_head: bool = False,
+                       pooling: Pooling = "pooler") -> dict[str, Any]:
     """``choices``: options per example for multiple choice; the number of classes for classification.
     ``fresh_head``: new head weights on the start model's encoder (``pipeline.training.finetune.reinit_head``).
+    ``pooling``: what the head reads from the encoder (``pipeline.training.pooling``), saved with the model.
     ``label_names`` go into the saved config (``id2label``), so ``transformers.pipeline("text-classification")``
     answers with them ("yes"/"no") instead of LABEL_0/LABEL_1."""
     per_row = choices if head == "multiple_choice" else 1
@@ -48,7 +54,9 @@ def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choic
             raise ValueError(f"{len(label_names)} label names for {choices} classes")
         kwargs |= {"id2label": dict(enumerate(label_names)), "label2id": {n: i for i, n in enumerate(label_names)}}
     fingerprint = {**fingerprint, "training_data": data_digest(feats.input_ids, labels)}
-    stats = fine_tune(_auto_class(head), n, make_batch, cfg, out_dir, fingerprint, model_kwargs=kwargs, dev=dev,
+    if pooling != "pooler":  # the pooler's runs keep the fingerprint they had before the choice existed
+        fingerprint["pooling"] = pooling
+    stats = fine_tune(_auto_class(head, pooling), n, make_batch, cfg, out_dir, fingerprint, model_kwargs=kwargs, dev=dev,
                       log_dir=log_dir, fresh_head=fresh_head)
     return {**stats, "train_examples": n}
 

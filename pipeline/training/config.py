@@ -12,6 +12,11 @@ from pipeline.common.strict_model import StrictModel
 from pipeline.common.trust import Infrastructure, Science
 
 
+Pooling = Literal["pooler", "mean"]  # what a classification or multiple-choice head reads (pipeline/training/pooling.py)
+POOLING_DESCRIPTION = ("what the head reads from the encoder: pooler (BERT's dense layer over [CLS], transformers' "
+                       "default) or mean (the token states' mean under the attention mask, as the shipped MiniLM "
+                       "was trained); chosen on selection-dev (docs/training.md)")
+
 MAX_SEEDS = 20  # training runs of one system: each is a whole training, so a run may not ask for a thousand
 SEED_MAX = 2**32 - 1
 
