@@ -12,7 +12,7 @@ from pipeline.common.strict_model import StrictModel
 from pipeline.common.trust import Infrastructure, Science
 
 
-Pooling = Literal["pooler", "mean"]  # what a classification or multiple-choice head reads (pipeline/training/pooling.py)
+Pooling = Literal["pooler", "mean"]  # what a classification or multiple-choice head reads from its encoder
 POOLING_DESCRIPTION = ("what the head reads from the encoder: pooler (BERT's dense layer over [CLS], transformers' "
                        "default) or mean (the token states' mean under the attention mask, as the shipped MiniLM "
                        "was trained); chosen on selection-dev (docs/training.md)")
