@@ -70,3 +70,38 @@ def test_a_loop_run_twice_in_one_stage_gets_two_named_cards(monkeypatch):
         for _ in range(4):
             report.update()
     assert names == ["predict", "predict (2)"]
+
+
+def test_a_dev_evaluation_inside_training_says_how_far_it_is_and_makes_no_card(caplog, monkeypatch):
+    """A dev evaluation of long windows ran up to two minutes on a CPU without a line: it now logs its batches
+    as prediction does, and adds no Prefect progress card (a run evaluates many times)."""
+    import prefect.artifacts
+    import torch
+
+    from pipeline.common import logs as runtime
+    from pipeline.training.finetune import model_outputs
+
+    cards = []
+    monkeypatch.setenv("QA_PIPELINE_PROGRESS_EVERY_S", "0")
+    monkeypatch.setattr(runtime, "in_prefect_run", lambda: True)
+    monkeypatch.setattr(runtime, "get_logger", lambda: logging.getLogger("qa_pipeline"))  # a run's, as a plain one
+    monkeypatch.setattr(prefect.artifacts, "create_progress_artifact",
+                        lambda progress, description: cards.append(description) or "id")
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(1))
+
+        def forward(self, x):
+            return x * self.w
+
+    def batch(idx, tokenizer, types):
+        return {"x": torch.tensor(idx, dtype=torch.float)}
+
+    with caplog.at_level(logging.INFO, logger="qa_pipeline"):
+        outs = list(model_outputs(Model(), None, 10, batch, 2))
+    assert len(outs) == 5
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("dev evaluation:")]
+    assert lines and lines[-1].startswith("dev evaluation: 5/5 batch (100%)"), lines
+    assert cards == []

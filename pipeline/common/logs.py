@@ -57,8 +57,9 @@ class ProgressReport:
     lines go to the run's log in the UI and a progress artifact (``create_progress_artifact``) moves with
     them. The tqdm bar on stderr is for a terminal and is off under ``QA_PIPELINE_NO_PROGRESS``."""
 
-    def __init__(self, desc: str, total: int | None = None, unit: str = "it", every_s: float | None = None):
-        self.desc, self.total, self.unit = desc, total, unit
+    def __init__(self, desc: str, total: int | None = None, unit: str = "it", every_s: float | None = None,
+                 artifact: bool = True):
+        self.desc, self.total, self.unit, self.with_artifact = desc, total, unit, artifact
         self.every_s = float(os.environ.get(PROGRESS_EVERY_ENV) or 20.0) if every_s is None else every_s
         self.n, self.t0 = 0, time.monotonic()
         self._last = self.t0
@@ -77,7 +78,7 @@ class ProgressReport:
         return text
 
     def _artifact(self) -> None:
-        if not self.total or not in_prefect_run():
+        if not self.total or not self.with_artifact or not in_prefect_run():
             return
         share = round(min(100.0, 100.0 * self.n / self.total), 1)  # the UI shows it as given: 13.3, not 13.333333333333334
         try:
@@ -113,12 +114,14 @@ class ProgressReport:
         self._artifact()
 
 
-def progress(iterable: Iterable[T], desc: str, total: int | None = None, unit: str = "it") -> Iterator[T]:
-    """Iterate with a ``ProgressReport`` (log lines with counts, rate and ETA; a Prefect progress artifact)
+def progress(iterable: Iterable[T], desc: str, total: int | None = None, unit: str = "it",
+             artifact: bool = True) -> Iterator[T]:
+    """Iterate with a ``ProgressReport`` (log lines with counts, rate and ETA; a Prefect progress artifact unless
+    ``artifact`` is false: a pass repeated many times in one run, as a dev evaluation, would add a card each time)
     and a tqdm bar on stderr unless QA_PIPELINE_NO_PROGRESS is set."""
     if total is None and hasattr(iterable, "__len__"):
         total = len(iterable)  # type: ignore[arg-type]
-    report = ProgressReport(desc, total, unit)
+    report = ProgressReport(desc, total, unit, artifact=artifact)
     disable = bool(os.environ.get("QA_PIPELINE_NO_PROGRESS"))
     for item in tqdm(iterable, desc=desc, total=total, unit=unit, disable=disable, mininterval=1.0, leave=False):
         yield item

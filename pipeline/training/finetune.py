@@ -578,18 +578,19 @@ def predict_batches(auto_class: Any, model_dir: Path, n_examples: int, make_batc
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     model = auto_class.from_pretrained(str(model_dir)).to(device).eval()
     with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-        yield from model_outputs(model, tokenizer, n_examples, make_batch, batch_size, show_progress=True)
+        yield from model_outputs(model, tokenizer, n_examples, make_batch, batch_size, "predict", artifact=True)
 
 
 @torch.no_grad()
 def model_outputs(model, tokenizer, n_examples: int, make_batch: BatchMaker, batch_size: int,
-                  show_progress: bool = False) -> Any:
+                  desc: str = "dev evaluation", artifact: bool = False) -> Any:
     """Yield ``(indices, model output)`` of a model already in memory (prediction, or dev evaluation inside
-    the training loop, where autocast is the caller's)."""
+    the training loop, where autocast is the caller's), with progress lines: a dev evaluation of long windows
+    takes minutes on a CPU. A dev evaluation makes no Prefect progress card (a run has one per evaluation)."""
     device = next(model.parameters()).device
     types = accepts_token_types(model)
     starts = range(0, n_examples, batch_size)
-    for i in progress(starts, "predict", total=len(starts), unit="batch") if show_progress else starts:
+    for i in progress(starts, desc, total=len(starts), unit="batch", artifact=artifact):
         idx = list(range(i, min(i + batch_size, n_examples)))
         batch = {k: v.to(device) for k, v in make_batch(idx, tokenizer, types).items()}
         yield idx, model(**batch)
