@@ -121,7 +121,7 @@ def paired(a: list[float], b: list[float]) -> dict:
 def summarise(study: Study, revs: dict[str, str]) -> dict:
     arms = {arm.label: _runs(study, arm, revs) for arm in study.arms}
     seeds = sorted(set.intersection(*(set(r) for r in arms.values())))
-    figures = sorted({k for runs in arms.values() for r in runs.values() for k in r["dev_best"]})
+    figures = sorted({k for runs in arms.values() for seed in seeds for k in runs[seed]["dev_best"]})
     out: dict = {"target": study.target, "select_metric": study.metric, "seeds": seeds,
                  "source": {a.label: a.exp or "HEAD (committed report)" for a in study.arms}, "arms": {}}
     for label, runs in arms.items():

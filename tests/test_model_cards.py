@@ -48,6 +48,11 @@ def test_a_card_says_what_the_reports_say():
     assert "| eval | majority | acc | 55.46 | 53.28 | +2.18 [-1.75, +6.11] | - | *one run* |" in text
     assert "Trained once (1 run): no verdict" in text  # the other system's row is not this model's
     assert 'from_pretrained("models/strategyqa_ora_p/final")' in text
+    # a mean-pooled head is loaded through the project's loader, which reads the mark in its config
+    pooled = render(card, {**budget, "pooling": "mean"}, report, pairs)
+    assert ('`pipeline.training.pooling.PooledModel(transformers.AutoModelForSequenceClassification)'
+            '.from_pretrained("models/strategyqa_ora_p/final")`') in pooled
+    assert "PooledModel" not in text
     # a system trained under several seeds gets the verdict compare gave it
     text = render(next(c for c in cards() if c.system == "qa_ir_q"), budget, report, pairs)
     assert "| +0.00 [+0.00, +0.00] | - | level |" in text and "in 0 of 1 comparisons" in text

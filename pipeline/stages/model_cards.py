@@ -191,6 +191,16 @@ def _task(card: Card, budget: dict[str, Any]) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _loader(card: Card, budget: dict[str, Any]) -> str:
+    """How to load the model as it was trained: a mean-pooled head needs the project's loader, since plain
+    transformers reads every classification head through BERT's pooler (``pipeline/training/pooling.py``)."""
+    plain = f"`transformers.{card.loader}.from_pretrained(\"{card.model}\")`"
+    if budget.get("pooling") != "mean":
+        return plain
+    return (f"`pipeline.training.pooling.PooledModel(transformers.{card.loader}).from_pretrained(\"{card.model}\")`: "
+            f"its head reads the mean of the token states, and {plain} would read BERT's pooler instead")
+
+
 def render(card: Card, budget: dict[str, Any], evaluation: dict[str, Any], pairs: list[dict[str, Any]]) -> str:
     settings = "\n".join(f"| `{card.section}.{k}` | {json.dumps(v)} |" for k, v in budget.items())
     summary = evaluation.get("training", evaluation)  # the span reports nest it; the choice models' hold it
@@ -198,7 +208,7 @@ def render(card: Card, budget: dict[str, Any], evaluation: dict[str, Any], pairs
         f"# {card.title}", "",
         f"{_task(card, budget)}. Fine-tuned from `{budget.get('model_name_or_path', budget.get('source_model', 'the converted checkpoint'))}` "
         f"by qa-pipeline's `{card.track}` track; the weights are in `{card.model.name}/` beside this card "
-        f"(`transformers.{card.loader}.from_pretrained(\"{card.model}\")`).", "",
+        f"({_loader(card, budget)}).", "",
         "## Data", "", card.data + ".", "",
         "## Settings", "", "| key | value |", "|---|---|", settings, "",
         "## Training", "", *_training(summary), f"- learning curves: `dvc plots show` (DVCLive, `dvclive/`)", "",
