@@ -138,6 +138,17 @@ def _api(prefect, method: str, path: str, body: dict | None = None):
     return r.json()
 
 
+def _deployed(team, repo: Path, work: Path) -> tuple[dict[str, str], subprocess.CompletedProcess]:
+    """A worker's environment (the group's origin, its S3 secret, ``work`` as the points' folder) with the
+    project's work pool and prefect.yaml deployed as they are; returns it and the deploy's output."""
+    env = _env(team["env"], **_aws(team["store"]), QA_PIPELINE_CHECKOUT=str(repo),
+               QA_PIPELINE_SWEEP_REPO=str(team["origin"]), QA_PIPELINE_SWEEP_WORKDIR=str(work), PYTHONPATH=str(repo))
+    prefect_bin = str(Path(sys.executable).with_name("prefect"))
+    sh([prefect_bin, "work-pool", "create", "qa-pipeline", "--type", "process", "--base-job-template",
+        str(repo / "infra/prefect/process-job-template.json"), "--overwrite"], repo, env)
+    return env, sh([prefect_bin, "--no-prompt", "deploy", "--all"], repo, env)
+
+
 def _failed_runs_logs(prefect, flow_names: list[str]) -> str:
     """The Prefect log lines of every run of these flows that did not complete: a point's own error (its clone,
     its `dvc exp run`, its push) is in its flow run's logs, not in the worker's console."""
@@ -156,15 +167,11 @@ def test_a_sweep_runs_two_points_on_two_workers_at_once(team, prefect, repo):
     test worker, measured twice): the points' target is quail_baselines, the cheapest stage with a headline that
     a parameter moves (about 15 s of work), so what the minutes buy is the orchestration itself: overlapping
     runs, one per worker, and both experiments back in Alice's clone."""
-    root, store = team["root"], team["store"]
-    env = _env(team["env"], **_aws(store), QA_PIPELINE_CHECKOUT=str(repo), QA_PIPELINE_SWEEP_REPO=str(team["origin"]),
-               QA_PIPELINE_SWEEP_WORKDIR=str(root / "points"), PYTHONPATH=str(repo))
+    root = team["root"]
     (root / "points").mkdir()
     (root / "points" / "shared").symlink_to(root / "shared")
+    env, deployed = _deployed(team, repo, root / "points")
     prefect_bin = str(Path(sys.executable).with_name("prefect"))
-    sh([prefect_bin, "work-pool", "create", "qa-pipeline", "--type", "process", "--base-job-template",
-        str(repo / "infra/prefect/process-job-template.json"), "--overwrite"], repo, env)
-    deployed = sh([prefect_bin, "--no-prompt", "deploy", "--all"], repo, env)
     assert "point" in deployed.stdout and "rebuild/pool" in deployed.stdout
     workers, logs = [], []
     try:
@@ -240,18 +247,13 @@ def test_hostile_experiment_points_sent_to_the_server_run_nothing(team, prefect,
     a ``FILE:key`` override that would make DVC write a Python file, a name that climbs out of the work folder,
     and a value that Hydra would fill in from the worker's secrets. Each run fails before anything runs: no
     file written, no folder deleted, nothing pushed to the group's git remote."""
-    root, store = team["root"], team["store"]
+    root = team["root"]
     work = root / "hostile-points"
     work.mkdir()
     victim = root / "victim"
     victim.mkdir()
     (victim / "keep.txt").write_text("keep")
-    env = _env(team["env"], **_aws(store), QA_PIPELINE_CHECKOUT=str(repo), QA_PIPELINE_SWEEP_REPO=str(team["origin"]),
-               QA_PIPELINE_SWEEP_WORKDIR=str(work), PYTHONPATH=str(repo))
-    prefect_bin = str(Path(sys.executable).with_name("prefect"))
-    sh([prefect_bin, "work-pool", "create", "qa-pipeline", "--type", "process", "--base-job-template",
-        str(repo / "infra/prefect/process-job-template.json"), "--overwrite"], repo, env)
-    sh([prefect_bin, "--no-prompt", "deploy", "--all"], repo, env)
+    env, _ = _deployed(team, repo, work)
     deployment = _api(prefect, "GET", "/deployments/name/experiment-point/point")
     # run-level job variables that would choose a repository, a folder, a command: refused by the server
     for job_variables in ({"env": {"QA_PIPELINE_SWEEP_REPO": str(root / "evil.git")}}, {"command": "touch /tmp/pwned"},
@@ -582,16 +584,11 @@ def test_a_cancelled_point_ends_every_process_it_started(team, prefect, repo):
     tests/test_process_tree.py checks on its own (the real stage here also ends when its log pipe closes)."""
     import psutil
 
-    root, store = team["root"], team["store"]
+    root = team["root"]
     work = root / "cancelled-points"
     work.mkdir()
     (work / "shared").symlink_to(root / "shared")
-    env = _env(team["env"], **_aws(store), QA_PIPELINE_CHECKOUT=str(repo), QA_PIPELINE_SWEEP_REPO=str(team["origin"]),
-               QA_PIPELINE_SWEEP_WORKDIR=str(work), PYTHONPATH=str(repo))
-    prefect_bin = str(Path(sys.executable).with_name("prefect"))
-    sh([prefect_bin, "work-pool", "create", "qa-pipeline", "--type", "process", "--base-job-template",
-        str(repo / "infra/prefect/process-job-template.json"), "--overwrite"], repo, env)
-    sh([prefect_bin, "--no-prompt", "deploy", "--all"], repo, env)
+    env, _ = _deployed(team, repo, work)
     log = (root / "cancel-worker.log").open("wb")
     worker = subprocess.Popen([sys.executable, "-m", "flows.worker", "--pool", "qa-pipeline", "--work-queue", "points",
                                "--limit", "1", "--name", "cancel"], cwd=root, env=env, stdout=log,
