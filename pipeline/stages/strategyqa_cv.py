@@ -135,7 +135,8 @@ def train(params: Params, variant: str) -> dict[str, Any]:
     return train_choice_model(
         "classification", features(inputs["train"]), inputs["train"]["labels"], 2,
         TrainConfig.from_params(p.budget_for(setting), start), fold_dir(setting, fold), inputs["fingerprint"],
-        label_names=("no", "yes"), dev=dev_set, fresh_head=fresh_head(params), pooling=p.pooling)
+        label_names=("no", "yes"), dev=dev_set, fresh_head=fresh_head(params), pooling=p.pooling,
+        class_balance=p.class_balance)
 
 
 def _fingerprint(params: Params, setting: str, fold: int, data: CVData, start: str,

@@ -101,7 +101,8 @@ def train(params: Params, variant: str = "boolq", seed: int | None = None) -> di
         _run_dir(params, seed),
         {**p.model_dump(exclude={"parallel_runs", "seeds"}), "seed": seed, "train_questions": len(fit)},
         label_names=("no", "yes"),  # label 1 = yes, as the StrategyQA classifiers
-        dev=dev_set, log_dir=_live_dir(params, seed), pooling=p.pooling)
+        dev=dev_set, log_dir=_live_dir(params, seed), pooling=p.pooling,
+        class_balance=p.class_balance)
     return {**stats, "seed": seed, "train_questions": len(fit), "dev_questions": len(dev)}
 
 

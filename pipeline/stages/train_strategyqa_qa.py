@@ -82,7 +82,8 @@ def train(params: Params, setting: str, seed: int | None = None) -> dict:
         {**p.model_dump(exclude={"seeds", "parallel_runs"}), "seed": seed, "setting": setting,
          "train_questions": len(fit), "train_sha256": data.train_sha256, "start_weights": _weights_digest(start)},
         label_names=("no", "yes"),  # label 1 = answer True
-        dev=dev_set, log_dir=_live_dir(params, setting, seed), fresh_head=fresh_head(params), pooling=p.pooling)
+        dev=dev_set, log_dir=_live_dir(params, setting, seed), fresh_head=fresh_head(params), pooling=p.pooling,
+        class_balance=p.class_balance)
     return {**stats, "seed": seed, "start": start, "train_questions": len(fit), "dev_questions": len(dev)}
 
 

@@ -8,7 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from pipeline.common.strict_model import StrictModel
 from pipeline.common.trust import Infrastructure, Science
-from pipeline.training.config import POOLING_DESCRIPTION, Pooling, TrainBudget
+from pipeline.training.config import CLASS_BALANCE_DESCRIPTION, POOLING_DESCRIPTION, ClassBalance, Pooling, TrainBudget
 
 
 class _DecompositionSource(StrictModel):
@@ -47,6 +47,7 @@ class BoolQAuxParams(TrainBudget):
         description="dev figure the kept checkpoint is chosen by: auc (a constant answer scores 50, so it cannot "
                     "win by a tie) or accuracy")
     pooling: Science[Pooling] = Field(description=POOLING_DESCRIPTION)
+    class_balance: Science[ClassBalance] = Field(description=CLASS_BALANCE_DESCRIPTION)
 
 
 class StrategyQAParams(TrainBudget):
@@ -68,6 +69,7 @@ class StrategyQAParams(TrainBudget):
         description="dev figure the kept checkpoint is chosen by: auc (a constant answer scores 50, so it cannot "
                     "win by a tie) or accuracy")
     pooling: Science[Pooling] = Field(description=POOLING_DESCRIPTION)
+    class_balance: Science[ClassBalance] = Field(description=CLASS_BALANCE_DESCRIPTION)
     dev_share: Science[float] = Field(gt=0, lt=1, description="training questions held out (seeded) to choose the "
                                                               "checkpoint; the eval set is never seen in training")
     gold_paragraphs: Infrastructure[str | None] = Field(

@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 import torch
 
-from pipeline.training.config import Pooling
+from pipeline.training.class_balance import balanced_index
+from pipeline.training.config import ClassBalance, Pooling
 from pipeline.training.finetune import DevSet, TrainConfig, data_digest, fine_tune, model_outputs, predict_batches
 from pipeline.training.pair_encoding import PairFeatures, collate_pairs
 from pipeline.training.pooling import PooledModel
@@ -34,19 +35,24 @@ def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choic
                        out_dir: Path, fingerprint: dict[str, Any],
                        label_names: tuple[str, ...] | None = None, dev: DevSet | None = None,
                        log_dir: Path | None = None, fresh_head: bool = False,
-                       pooling: Pooling = "pooler") -> dict[str, Any]:
+                       pooling: Pooling = "pooler", class_balance: ClassBalance = "none") -> dict[str, Any]:
     """``choices``: options per example for multiple choice; the number of classes for classification.
     ``fresh_head``: new head weights on the start model's encoder (``pipeline.training.finetune.reinit_head``).
     ``pooling``: what the head reads from the encoder (``pipeline.training.pooling``), saved with the model.
+    ``class_balance``: how a classifier's examples are drawn (``pipeline.training.class_balance``).
     ``label_names`` go into the saved config (``id2label``), so ``transformers.pipeline("text-classification")``
     answers with them ("yes"/"no") instead of LABEL_0/LABEL_1."""
     per_row = choices if head == "multiple_choice" else 1
     n = len(feats) // per_row
     if n != len(labels):
         raise ValueError(f"{n} encoded examples but {len(labels)} labels")
+    if class_balance != "none" and head != "classification":
+        raise ValueError(f"class_balance {class_balance!r} is for a classifier: a multiple-choice label is an "
+                         "option's position, not an answer with a prior")
+    drawn = balanced_index(labels, class_balance)
 
     def make_batch(idx: list[int], tokenizer, types: bool) -> dict[str, torch.Tensor]:
-        return collate_pairs(feats, idx, tokenizer.pad_token_id, types, labels, per_row)
+        return collate_pairs(feats, [drawn[i] for i in idx], tokenizer.pad_token_id, types, labels, per_row)
 
     kwargs: dict[str, Any] = {"num_labels": choices} if head == "classification" else {}
     if head == "classification" and label_names:
@@ -56,9 +62,11 @@ def train_choice_model(head: Head, feats: PairFeatures, labels: list[int], choic
     fingerprint = {**fingerprint, "training_data": data_digest(feats.input_ids, labels)}
     if pooling != "pooler":  # the pooler's runs keep the fingerprint they had before the choice existed
         fingerprint["pooling"] = pooling
-    stats = fine_tune(_auto_class(head, pooling), n, make_batch, cfg, out_dir, fingerprint, model_kwargs=kwargs, dev=dev,
+    if class_balance != "none":  # likewise: runs without resampling keep their fingerprint
+        fingerprint["class_balance"] = class_balance
+    stats = fine_tune(_auto_class(head, pooling), len(drawn), make_batch, cfg, out_dir, fingerprint, model_kwargs=kwargs, dev=dev,
                       log_dir=log_dir, fresh_head=fresh_head)
-    return {**stats, "train_examples": n}
+    return {**stats, "train_examples": n, **({"drawn_examples": len(drawn)} if len(drawn) != n else {})}
 
 
 def _unlabelled(feats: PairFeatures, per_row: int):

@@ -17,6 +17,11 @@ POOLING_DESCRIPTION = ("what the head reads from the encoder: pooler (BERT's den
                        "default) or mean (the token states' mean under the attention mask, as the shipped MiniLM "
                        "was trained); chosen on selection-dev (docs/training.md)")
 
+ClassBalance = Literal["none", "oversample"]  # how a yes/no model's training examples are drawn
+CLASS_BALANCE_DESCRIPTION = ("how a yes/no model's training examples are drawn: none (each once an epoch) or oversample "
+                             "(the rarer answer's examples repeated until both answers are as many, so the label "
+                             "prior lowers no loss); chosen on selection-dev (docs/training.md)")
+
 MAX_SEEDS = 20  # training runs of one system: each is a whole training, so a run may not ask for a thousand
 SEED_MAX = 2**32 - 1
 
