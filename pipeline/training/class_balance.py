@@ -12,6 +12,7 @@ loop's seeded shuffle stays the only randomness.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import get_args
 
 from pipeline.training.config import ClassBalance
 
@@ -20,8 +21,8 @@ def balanced_index(labels: Sequence[int], balance: ClassBalance) -> list[int]:
     """Example indices the training loop draws from: ``range(len(labels))`` under ``none``; under ``oversample``
     those followed by repeats of every class short of the largest one, spread evenly over that class's
     examples in index order."""
-    if balance not in ("none", "oversample"):
-        raise ValueError(f"class_balance {balance!r}: none or oversample")
+    if balance not in get_args(ClassBalance):
+        raise ValueError(f"class_balance {balance!r}: {' or '.join(get_args(ClassBalance))}")
     index = list(range(len(labels)))
     if balance == "none" or not labels:
         return index

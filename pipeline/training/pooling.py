@@ -17,14 +17,14 @@ files keep transformers' layout.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 import torch
 
 from pipeline.training.config import Pooling
 
 CONFIG_KEY = "qa_pipeline_pooling"
-POOLINGS: tuple[str, ...] = ("pooler", "mean")
+POOLINGS: tuple[str, ...] = get_args(Pooling)
 
 
 def masked_mean(hidden: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
