@@ -38,8 +38,10 @@ def stage_kernels(stage: str, module: str, variant: str | None, steps: int, repe
                               AutoModelForSequenceClassification, AutoTokenizer)
 
     from pipeline.span_qa.train import collate
-    from pipeline.training.finetune import accepts_token_types, example_order, pick_device, resolve_model_path, \
-        with_attention_dropout
+    from pipeline.training.batches import accepts_token_types
+    from pipeline.training.finetune import example_order
+    from pipeline.training.model_names import resolve_model_path
+    from pipeline.training.numerics import pick_device, with_attention_dropout
     from pipeline.training.pair_encoding import collate_pairs
 
     args = _stage_arguments(module, variant)
@@ -104,7 +106,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=4, help="training steps per block")
     ap.add_argument("--repeats", type=int, default=2, help="alternating blocks per kernel")
     args = ap.parse_args()
-    from pipeline.training.finetune import cpu_has_native_bf16
+    from pipeline.training.numerics import cpu_has_native_bf16
 
     out = {}
     for stage, (module, variant) in STEP_STAGES.items():

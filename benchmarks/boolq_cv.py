@@ -121,7 +121,8 @@ def train_fold(params, arm: str, fold: int, assignment: dict[str, int], question
     from pipeline.strategyqa.answering import majority_label
     from pipeline.training.choice_model import choice_dev_set, predict_choice_logits, train_choice_model
     from pipeline.training.curves import training_summary
-    from pipeline.training.finetune import TrainConfig, resolve_model_path
+    from pipeline.training.finetune import TrainConfig
+    from pipeline.training.model_names import resolve_model_path
     from pipeline.training.pair_encoding import encode_pairs
 
     p = params.boolq_aux

@@ -19,7 +19,7 @@ from transformers import AutoTokenizer
 from benchmarks._common import write_result
 from pipeline.span_qa.data import load_examples
 from pipeline.span_qa.features import build_windows
-from pipeline.training.finetune import resolve_model_path
+from pipeline.training.model_names import resolve_model_path
 
 SPLIT = Path(__file__).resolve().parents[1] / "data" / "splits" / "train.json"
 

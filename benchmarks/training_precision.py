@@ -148,8 +148,10 @@ def stage_step_seconds(steps: int, repeats: int) -> dict[str, dict]:
                               AutoModelForSequenceClassification, AutoTokenizer)
 
     from pipeline.span_qa.train import collate
-    from pipeline.training.finetune import (accepts_token_types, example_order, pick_device, resolve_model_path,
-                                            with_attention_dropout)
+    from pipeline.training.finetune import example_order
+    from pipeline.training.batches import accepts_token_types
+    from pipeline.training.model_names import resolve_model_path
+    from pipeline.training.numerics import pick_device, with_attention_dropout
     from pipeline.training.pair_encoding import collate_pairs
 
     def name(precision: str, fused: bool) -> str:
@@ -205,8 +207,8 @@ def main() -> None:
     from pipeline.params import load_params
     from pipeline.span_qa.train import collate
     from pipeline.stages.train_span_qa import dev_set, kind_of, windows
-    from pipeline.training.finetune import (TrainConfig, cpu_has_native_bf16, example_order, pick_device,
-                                            with_attention_dropout)
+    from pipeline.training.finetune import TrainConfig, example_order
+    from pipeline.training.numerics import cpu_has_native_bf16, pick_device, with_attention_dropout
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)

@@ -47,8 +47,10 @@ from pipeline.common.layout import PATHS
 from pipeline.params import Params
 from pipeline.span_qa.data import load_examples
 from pipeline.span_qa.features import build_windows
-from pipeline.training.finetune import (TrainConfig, accepts_token_types, example_order, pick_device,
-                                        resolve_model_path, with_attention_dropout)
+from pipeline.training.finetune import TrainConfig, example_order
+from pipeline.training.batches import accepts_token_types
+from pipeline.training.model_names import resolve_model_path
+from pipeline.training.numerics import pick_device, with_attention_dropout
 from pipeline.span_qa.train import collate, train
 loop, steps, device, batch, model_name = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
 WARM = 3  # steps left out of the after-warm-up figure (compilation, allocator warm-up)
@@ -168,7 +170,7 @@ def run_loop(loop: str, args) -> dict:
 def model_flops_per_token(model: str, seq_len: int) -> float:
     from transformers import AutoConfig
 
-    from pipeline.training.finetune import resolve_model_path
+    from pipeline.training.model_names import resolve_model_path
     from pipeline.training.flops import flops_per_token
 
     return flops_per_token(AutoConfig.from_pretrained(resolve_model_path(model)), seq_len)

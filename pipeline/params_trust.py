@@ -65,7 +65,7 @@ MODEL_KEYS: frozenset[str] = frozenset(k for k in schema_keys()
 
 
 def installed_models() -> set[str]:
-    from pipeline.training.finetune import OFFLINE_MODEL
+    from pipeline.training.model_names import OFFLINE_MODEL
 
     extra = {m.strip() for m in os.environ.get(MODELS_ENV, "").split(",") if m.strip()}
     return {OFFLINE_MODEL, *extra}

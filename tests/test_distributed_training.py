@@ -34,7 +34,7 @@ from pipeline.params import Params, load_params
 from pipeline.training.config import DistributedParams
 from pipeline.span_qa.train import collate
 from pipeline.stages import train_span_qa
-from pipeline.training.finetune import resolve_model_path
+from pipeline.training.model_names import resolve_model_path
 from pipeline.launcher.torchrun import POINTER
 from tests.params_files import write_params
 

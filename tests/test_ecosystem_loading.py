@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from pipeline.params import project_section
-from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.training.finetune import TrainConfig
+from pipeline.training.model_names import resolve_model_path
 
 pytestmark = pytest.mark.slow  # trains models
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from pipeline.span_qa.longformer import convert_to_longformer
-from pipeline.training.finetune import resolve_model_path
+from pipeline.training.model_names import resolve_model_path
 
 pytestmark = pytest.mark.slow  # converts and loads models
 

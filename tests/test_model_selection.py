@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from pipeline.params import project_section
-from pipeline.training.finetune import DevSet, TrainConfig, resolve_model_path
+from pipeline.training.finetune import DevSet, TrainConfig
+from pipeline.training.model_names import resolve_model_path
 
 pytestmark = pytest.mark.slow  # trains models
 

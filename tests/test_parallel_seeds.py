@@ -17,7 +17,7 @@ from pipeline.common.layout import PATHS
 from pipeline.launcher.parallel_seeds import side_by_side
 from pipeline.params import load_params
 from pipeline.stages import predict_span_qa
-from pipeline.training.finetune import resolve_model_path
+from pipeline.training.model_names import resolve_model_path
 from tests.test_distributed_training import _dist, _train_stage, _weights, _workspace
 
 pytestmark = pytest.mark.slow  # trains four toy runs, two in processes of their own

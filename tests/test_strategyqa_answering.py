@@ -23,7 +23,8 @@ from pipeline.training.choice_model import (
     predict_choice_logits,
     train_choice_model,
 )
-from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.training.finetune import TrainConfig
+from pipeline.training.model_names import resolve_model_path
 from pipeline.training.pair_encoding import encode_pairs
 
 

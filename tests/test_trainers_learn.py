@@ -143,7 +143,7 @@ def test_the_yes_no_classifier_memorises_sixteen_strategyqa_ora_p_questions(shar
     from pipeline.strategyqa.answering import accuracy, build_inputs, gold_ids, labels
     from pipeline.strategyqa.data import load_paragraphs, load_questions
     from pipeline.training.choice_model import argmax, predict_choice_logits
-    from pipeline.training.finetune import resolve_model_path
+    from pipeline.training.model_names import resolve_model_path
     from pipeline.training.pair_encoding import encode_pairs
 
     questions = load_questions(shared / "data/strategyqa/train.json")
@@ -174,7 +174,7 @@ def test_the_multiple_choice_model_memorises_sixteen_quail_questions(shared, tmp
     from pipeline.quail.mc_model import encode_questions
     from pipeline.quail.report import accuracy_table
     from pipeline.training.choice_model import argmax, predict_choice_logits
-    from pipeline.training.finetune import resolve_model_path
+    from pipeline.training.model_names import resolve_model_path
 
     questions = load_quail(shared / "data/quail/xml/randomized/quail_1.3_dev_randomized.xml")
     picked = questions[::len(questions) // 16][:16]
@@ -199,7 +199,8 @@ def test_the_yes_no_classifier_learns_a_rule_it_then_applies_to_unseen_pairs(tmp
     from transformers import AutoTokenizer
 
     from pipeline.training.choice_model import argmax, predict_choice_logits, train_choice_model
-    from pipeline.training.finetune import TrainConfig, resolve_model_path
+    from pipeline.training.finetune import TrainConfig
+    from pipeline.training.model_names import resolve_model_path
     from pipeline.training.pair_encoding import encode_pairs
 
     rng = random.Random(0)

@@ -75,7 +75,7 @@ def encode(texts: list[str], model_path: str) -> Any:
 def answer_ranking(dataset: dict[str, Any], model_name_or_path: str) -> dict[str, Any]:
     """How often each question's own answer ranks first among its article's answers, against chance, in
     points, with a 95% interval resampling articles; ``signal`` when the interval lies above zero."""
-    from pipeline.training.finetune import resolve_model_path
+    from pipeline.training.model_names import resolve_model_path
 
     items = ranking_items(dataset)
     if len({i["article"] for i in items}) < 2:

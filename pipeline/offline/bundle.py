@@ -123,7 +123,7 @@ def node_params(root: Path, profile: Path | None) -> dict[str, Any]:
     PyPI MiniLM, validated here (the node validates again, every section but the Prefect schedule)."""
     from pipeline.experiments.profile import load_profile
     from pipeline.params import Params
-    from pipeline.training.finetune import OFFLINE_MODEL
+    from pipeline.training.model_names import OFFLINE_MODEL
 
     data = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
     overrides = load_profile(profile, root / "params.yaml") if profile else {}
@@ -258,7 +258,7 @@ def _start_model(dest: Path) -> None:
     import torch
     from safetensors.torch import load_file, save_file
 
-    from pipeline.training.finetune import OFFLINE_MODEL, resolve_model_path
+    from pipeline.training.model_names import OFFLINE_MODEL, resolve_model_path
 
     src = Path(resolve_model_path(OFFLINE_MODEL))
     target = dest / START_MODEL

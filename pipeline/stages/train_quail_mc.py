@@ -18,7 +18,8 @@ from pipeline.quail.mc_model import VARIANTS, encode_questions
 from pipeline.quail.sets import quail_sets, split_texts
 from pipeline.training.choice_model import choice_dev_set, train_choice_model
 from pipeline.training.curves import training_report
-from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.training.finetune import TrainConfig
+from pipeline.training.model_names import resolve_model_path
 from pipeline.launcher.parallel_seeds import train_each_seed
 
 if TYPE_CHECKING:

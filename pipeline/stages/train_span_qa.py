@@ -23,7 +23,8 @@ from pipeline.span_qa.postprocess import Aggregation, predict_from_logits
 from pipeline.span_qa.train import logits_of
 from pipeline.span_qa.train import train as train_windows
 from pipeline.training.curves import training_report
-from pipeline.training.finetune import DevSet, TrainConfig, resolve_model_path
+from pipeline.training.finetune import DevSet, TrainConfig
+from pipeline.training.model_names import resolve_model_path
 from pipeline.launcher.parallel_seeds import train_each_seed
 
 if TYPE_CHECKING:

@@ -19,7 +19,8 @@ from pipeline.strategyqa.data import StrategyQuestion
 from pipeline.stages.strategyqa_setting import load_setting
 from pipeline.training.choice_model import choice_dev_set, train_choice_model
 from pipeline.training.curves import training_report
-from pipeline.training.finetune import TrainConfig, resolve_model_path
+from pipeline.training.finetune import TrainConfig
+from pipeline.training.model_names import resolve_model_path
 from pipeline.launcher.parallel_seeds import train_each_seed
 from pipeline.training.pair_encoding import encode_pairs
 

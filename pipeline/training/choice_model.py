@@ -13,7 +13,8 @@ import torch
 
 from pipeline.training.class_balance import balanced_index
 from pipeline.training.config import ClassBalance, Pooling
-from pipeline.training.finetune import DevSet, TrainConfig, data_digest, fine_tune, model_outputs, predict_batches
+from pipeline.training.finetune import DevSet, TrainConfig, data_digest, fine_tune
+from pipeline.training.batches import model_outputs, predict_batches
 from pipeline.training.pair_encoding import PairFeatures, collate_pairs
 from pipeline.training.pooling import PooledModel
 

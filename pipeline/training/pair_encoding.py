@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from pipeline.training.finetune import pad
+from pipeline.training.batches import pad
 
 
 @dataclass
