@@ -14,8 +14,11 @@ committed params already train (three seeds) is read from the committed report (
 - ``quail_budget``: QuAIL's full input at 128, 256 and 384 tokens per option, with the share of each passage
   that fits the input at each budget (the sentence selection of ``pipeline/quail/passage_window.py`` included)
   -> ``benchmarks/results/quail_budget_selection.json``.
+- ``class_balance``: the auxiliary BoolQ model (62% "yes") trained on its examples as they are (``none``) against
+  ``oversample`` (the rarer answer repeated; ``pipeline/training/class_balance.py``), by dev AUC
+  -> ``benchmarks/results/class_balance_selection.json``.
 
-Run: ``python -m benchmarks.selection_dev heads|quail_budget [--run]``: ``--run`` trains the experiments not yet
+Run: ``python -m benchmarks.selection_dev heads|quail_budget|class_balance [--run]``: ``--run`` trains the experiments not yet
 in ``dvc exp list`` first (a finished one is not trained again: a killed study resumes at the one it was in).
 """
 
@@ -72,7 +75,14 @@ QUAIL_BUDGET = (
           tuple(Arm(str(n), None if n == 128 else f"quail-budget-{n}", (f"quail_mc.max_seq_len={n}",))
                 for n in QUAIL_BUDGETS)),
 )
-STUDIES = {"heads": ("head_selection", HEADS), "quail_budget": ("quail_budget_selection", QUAIL_BUDGET)}
+CLASS_BALANCE = (
+    Study("boolq_aux", "train_boolq_aux", "reports/boolq_aux.json", "training_per_seed", "auc",
+          (Arm("none", "balance-boolq-none", (f"boolq_aux.seeds={SEEDS}",)),
+           Arm("oversample", "balance-boolq-oversample", (f"boolq_aux.seeds={SEEDS}",
+                                                          "boolq_aux.class_balance=oversample")))),
+)
+STUDIES = {"heads": ("head_selection", HEADS), "quail_budget": ("quail_budget_selection", QUAIL_BUDGET),
+           "class_balance": ("class_balance_selection", CLASS_BALANCE)}
 
 
 def _git(*args: str) -> str:
