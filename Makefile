@@ -128,7 +128,9 @@ publish: setup
 # two pytest-xdist workers, a test file each at a time, slowest files first (tests/conftest.py): most slow tests
 # wait on servers and subprocesses, so two cores run two of them (TEST_WORKERS=0: one process, no workers)
 TEST_WORKERS ?= 2
-XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+# (--no-loadscope-reorder: xdist otherwise reorders the files by their number of tests, and the one-test smoke run
+# of 11 minutes started near the end)
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 ## test        the whole test suite on two workers (about 33 min; README, Testing)
 test: setup
 	$(VENV)/bin/python -m pytest $(XDIST) $(PYTEST_ARGS)
