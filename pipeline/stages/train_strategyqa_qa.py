@@ -1,7 +1,8 @@
 """``train_strategyqa_qa@<setting>``: the yes/no classifier of one setting (question only, retrieved by
 question or by decomposition, gold paragraphs, the facts control), its checkpoint chosen on a seeded share of
 the training questions, started from the base model or from the auxiliary BoolQ model
-(``strategyqa_qa.start_from``), once per seed of ``strategyqa_qa.seeds`` (``pipeline.common.seed_runs``: the
+(``strategyqa_qa.start_from``), once per seed of ``strategyqa_qa.seeds`` (the facts control and question-only:
+``strategyqa_qa.control_seeds``; ``pipeline.common.seed_runs``: the
 first seed's model is ``final/``, the others' under ``seeds/<seed>/``; the paper reports each accuracy over 7
 runs). Writes the models, their curves and ``train_report`` (each run's statistics); predicting and scoring
 are stages of their own."""
@@ -63,7 +64,7 @@ def train(params: Params, setting: str, seed: int | None = None) -> dict:
     from transformers import AutoTokenizer
 
     p = params.strategyqa_qa
-    seed = p.seed if seed is None else seed
+    seed = p.seeds_for(setting)[0] if seed is None else seed
     data = load_setting(p, setting, seed)
     fit, dev, paragraphs, ranked = data.train, data.dev, data.paragraphs, data.ranked
     start = start_weights(params)
@@ -89,19 +90,19 @@ def train(params: Params, setting: str, seed: int | None = None) -> dict:
 
 
 def _run_dir(params: Params, setting: str, seed: int):
-    return run_dir(PATHS.strategyqa_qa[setting].model_dir, params.strategyqa_qa.seeds, seed)
+    return run_dir(PATHS.strategyqa_qa[setting].model_dir, params.strategyqa_qa.seeds_for(setting), seed)
 
 
 def _live_dir(params: Params, setting: str, seed: int):
     """The reference run's curves where DVC's plots read them; each other seed's beside them."""
     live = PATHS.strategyqa_qa[setting].live
-    return live if seed == params.strategyqa_qa.seed else live / SEEDS_DIR / str(seed)
+    return live if seed == params.strategyqa_qa.seeds_for(setting)[0] else live / SEEDS_DIR / str(seed)
 
 
 def run(params: Params, setting: str) -> dict:
     """Every seed: in turn, or ``parallel_runs`` at a time on a CPU (``pipeline.launcher.parallel_seeds``). A
     killed stage resumes its unfinished seeds from their last checkpoints."""
-    p = params.strategyqa_qa
+    p = params.strategyqa_qa.budget_for(setting)  # the control pair's own seeds (strategyqa_qa.control_seeds)
     prepare_runs(PATHS.strategyqa_qa[setting].model_dir, PATHS.strategyqa_qa[setting].live, p.seeds)
     every = train_each_seed(train, params, setting, p, lambda seed: _run_dir(params, setting, seed))
     runs = [training_report(stats) for stats in every]

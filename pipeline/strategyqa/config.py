@@ -8,7 +8,8 @@ from pydantic import Field, field_validator, model_validator
 
 from pipeline.common.strict_model import StrictModel
 from pipeline.common.trust import Infrastructure, Science
-from pipeline.training.config import CLASS_BALANCE_DESCRIPTION, POOLING_DESCRIPTION, ClassBalance, Pooling, TrainBudget
+from pipeline.training.config import (CLASS_BALANCE_DESCRIPTION, MAX_SEEDS, POOLING_DESCRIPTION, ClassBalance, Pooling,
+                                      TrainBudget)
 
 
 class _DecompositionSource(StrictModel):
@@ -30,6 +31,11 @@ class RetrieveParams(_DecompositionSource):
 
     questions: Infrastructure[str] = Field(
         description="StrategyQA-format JSON; e.g. ../shared/data/strategyqa/dev.json")
+
+
+# the positive control and the setting it is read against: whether the classifier uses sentences that state the
+# answer shows as the facts control above question-only (strategyqa_qa.control_seeds trains both more often)
+CONTROL_PAIR = ("ctl_facts", "question_only")
 
 
 class BoolQAuxParams(TrainBudget):
@@ -81,13 +87,28 @@ class StrategyQAParams(TrainBudget):
                     "max_steps. On two cores the paper's settings train a wiring-check budget and the positive "
                     "control the budget at which its selection-dev shows it learns")
 
+    control_seeds: Science[list[int] | None] = Field(
+        min_length=1, max_length=MAX_SEEDS,
+        description="the training seeds of the positive-control pair (CONTROL_PAIR: the facts control and "
+                    "question-only) where they differ from seeds; null: seeds. Three give compare's verdict on "
+                    "whether the classifier reads the facts, where one run gives none")
+
+    @field_validator("control_seeds")
+    @classmethod
+    def _distinct_control_seeds(cls, seeds: list[int] | None) -> list[int] | None:
+        return None if seeds is None else TrainBudget._distinct_seeds(seeds)
+
+    def seeds_for(self, setting: str) -> list[int]:
+        """The training seeds of ``setting``: the control pair's own, else the section's."""
+        return list(self.control_seeds) if setting in CONTROL_PAIR and self.control_seeds else list(self.seeds)
+
     def steps_for(self, setting: str) -> int:
         """The training steps of ``setting``: the control's own budget, else the section's."""
         return self.control_max_steps if setting == "ctl_facts" and self.control_max_steps else self.max_steps
 
     def budget_for(self, setting: str) -> "StrategyQAParams":
-        """The section with ``max_steps`` as ``setting`` trains it."""
-        return self.model_copy(update={"max_steps": self.steps_for(setting)})
+        """The section with ``max_steps`` and ``seeds`` as ``setting`` trains it."""
+        return self.model_copy(update={"max_steps": self.steps_for(setting), "seeds": self.seeds_for(setting)})
 
 
 # the StrategyQA settings cross-validation can score (pipeline.strategyqa.folds.CV_SETTINGS; a test keeps the two
