@@ -12,13 +12,8 @@ from pipeline.common.layout import PATHS
 from pipeline.common.manifest import source_path
 from pipeline.common.headline import write_headline
 from pipeline.common.files import atomic_output, write_json
-from pipeline.quail.heuristics import (
-    predict_ir,
-    predict_longchoice,
-    predict_pmi,
-    predict_random,
-    unanswerable_share,
-)
+from pipeline.quail.baselines import BaselineInputs, baselines
+from pipeline.quail.heuristics import unanswerable_share
 from pipeline.quail.report import (
     accuracy_table,
     deviations,
@@ -29,11 +24,7 @@ from pipeline.quail.report import (
 from pipeline.quail import options_features
 from pipeline.quail.sets import heldout_dev, quail_sets
 from pipeline.quail.systems import HEURISTIC_BASELINES
-from pipeline.quail.vector_baselines import (
-    load_word_vectors,
-    predict_avgcos,
-    predict_lstm,
-)
+from pipeline.quail.vector_baselines import load_word_vectors
 from pipeline.search.tantivy_backend import TantivyBackend
 
 if TYPE_CHECKING:
@@ -61,19 +52,11 @@ def run(params: Params) -> dict:
     share = unanswerable_share(train)
     vectors = load_word_vectors(p.word_vectors)
     weights = options_features.fit(train)
+    inputs = BaselineInputs(p, share, vectors, weights, _sentence_index)
+    runners = baselines()  # every declared baseline (pipeline.quail.systems), in its order
     results, predictions = {}, {}
     for name, questions in sets.items():
-        preds = {
-            "random": predict_random(questions, p.seed),
-            "longchoice": predict_longchoice(questions, share, p.seed),
-            "avgcos": predict_avgcos(questions, vectors),
-            "lstm": predict_lstm(questions, vectors, p.lstm_hidden, p.seed),
-            "pmi": predict_pmi(questions, p.pmi_window, p.pmi_max_ngram, p.pmi_stop_word_ngrams),
-            "ir": predict_ir(questions, _sentence_index, p.ir_require_overlap),
-            "options_features": options_features.predict(questions, weights),
-        }
-        if tuple(preds) != SYSTEMS:  # the names params and dvc.yaml know these systems by
-            raise RuntimeError(f"quail_baselines made {tuple(preds)}, pipeline.quail.systems lists {SYSTEMS}")
+        preds = {system: run(questions, inputs) for system, run in runners.items()}
         predictions[name] = preds
         results[name] = {system: accuracy_table(questions, pr) for system, pr in preds.items()}
         print(name, {s: r["all"] for s, r in results[name].items()})
