@@ -11,6 +11,7 @@ from pipeline.common.layout import PATHS
 from pipeline.common.seed_runs import run_dir, seeded_predictions
 from pipeline.launcher.parallel_seeds import predict_each_seed
 from pipeline.strategyqa.answering import build_inputs
+from pipeline.strategyqa.config import setting_seeds
 from pipeline.stages.strategyqa_setting import load_setting
 from pipeline.training.choice_model import argmax, predict_choice_logits
 from pipeline.training.finetune import FINAL_DIR
@@ -30,7 +31,8 @@ def predict(params: Params, setting: str, seed: int) -> dict:
     evaluation = data.evaluation
     first, context = build_inputs(evaluation, setting, data.ranked["eval"] if data.ranked else None,
                                   data.paragraphs)
-    model = run_dir(PATHS.strategyqa_qa[setting].model_dir, p.seeds_for(setting), seed) / FINAL_DIR
+    model = run_dir(PATHS.strategyqa_qa[setting].model_dir, setting_seeds(p.seeds, p.control_seeds, setting),
+                    seed) / FINAL_DIR
     feats = encode_pairs(AutoTokenizer.from_pretrained(str(model)), first, context, p.max_seq_len)
     logits = predict_choice_logits("classification", model, feats, 2, p.eval_batch_size, p.device,
                                    p.precision, p.cpu_threads)
@@ -44,7 +46,9 @@ def predict(params: Params, setting: str, seed: int) -> dict:
 
 def run(params: Params, setting: str) -> dict:
     """Every seed's run: in turn, or side by side on a CPU as they trained (``strategyqa_qa.parallel_runs``)."""
-    p = params.strategyqa_qa.budget_for(setting)  # the control pair's own seeds (strategyqa_qa.control_seeds)
+    p = params.strategyqa_qa
+    # the control pair's own seeds (strategyqa_qa.control_seeds)
+    p = p.model_copy(update={"seeds": setting_seeds(p.seeds, p.control_seeds, setting)})
     every = predict_each_seed(predict, params, setting, p)
     runs = {seed: out["run"] for seed, out in zip(p.seeds, every, strict=True)}
     seen = every[0]["report"]  # the inputs are the same for every run

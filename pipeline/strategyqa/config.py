@@ -38,6 +38,11 @@ class RetrieveParams(_DecompositionSource):
 CONTROL_PAIR = ("ctl_facts", "question_only")
 
 
+def setting_seeds(seeds: list[int], control_seeds: list[int] | None, setting: str) -> list[int]:
+    """The training seeds of ``setting`` (``StrategyQAParams.seeds_for``), from the two keys a stage declares."""
+    return list(control_seeds) if setting in CONTROL_PAIR and control_seeds else list(seeds)
+
+
 class BoolQAuxParams(TrainBudget):
     """Auxiliary yes/no fine-tuning before StrategyQA (``train_boolq_aux``): the paper's RoBERTa* is fine-tuned on
     BoolQ (with DROP and 20 Questions) first; StrategyQA's classifiers start from this model when
@@ -100,7 +105,7 @@ class StrategyQAParams(TrainBudget):
 
     def seeds_for(self, setting: str) -> list[int]:
         """The training seeds of ``setting``: the control pair's own, else the section's."""
-        return list(self.control_seeds) if setting in CONTROL_PAIR and self.control_seeds else list(self.seeds)
+        return setting_seeds(self.seeds, self.control_seeds, setting)
 
     def steps_for(self, setting: str) -> int:
         """The training steps of ``setting``: the control's own budget, else the section's."""
