@@ -79,7 +79,10 @@ def run_env(dest: Path) -> dict[str, str]:
     venv_bin = str((dest / ".venv" / "bin").resolve()) if (dest / ".venv").exists() else str(Path(sys.executable).parent)
     env.update(PATH=venv_bin + os.pathsep + env.get("PATH", ""), PREFECT_HOME=str(dest / ".prefect"),
                QA_PIPELINE_PREFECT_IDLE_S="30", QA_PIPELINE_NO_PROGRESS="1", PREFECT_SERVER_ANALYTICS_ENABLED="false",
-               DO_NOT_TRACK="1", DVC_NO_ANALYTICS="1")
+               DO_NOT_TRACK="1", DVC_NO_ANALYTICS="1",
+               # importing torch._dynamo (transformers does) makes torch's compile cache under $TMPDIR: keep it
+               # in the scratch folder, which goes at the end, so the run leaves nothing behind
+               TORCHINDUCTOR_CACHE_DIR=str(dest.parent / "torchinductor"))
     return env
 
 
