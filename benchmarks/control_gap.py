@@ -1,0 +1,119 @@
+"""Why does the StrategyQA facts control score far higher on its selection-dev than on the eval set? Each run's
+saved model is scored again, through the prediction stage's own path (``predict_choice_logits`` on
+``encode_pairs`` of ``build_inputs``), on the selection-dev questions its training drew and on the 229 eval
+questions, by AUC and accuracy; beside it, what would explain a gap without the transformer:
+
+* a bag-of-words classifier of the same input (logistic regression on TF-IDF 1-2-grams of question + facts, fit
+  on the run's training questions): a harder eval set is harder for it too;
+* near duplicates: the share of selection-dev and of eval questions whose facts (and whose question) have a
+  training question at TF-IDF cosine > 0.5, and how often that neighbour's answer is theirs;
+* the sets' make-up: facts per question, characters of facts, share of "yes".
+
+Needs the built ``train_strategyqa_qa@ctl_facts`` (``models/strategyqa_ctl_facts``) and ``strategyqa_contexts``.
+
+    .venv/bin/python -m benchmarks.control_gap      # about 2 min on two cores; writes results/control_gap.json
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from benchmarks._common import write_result
+
+SETTING = "ctl_facts"
+
+
+def _auc_acc(y: list[int], score: list[float]) -> dict[str, float]:
+    from sklearn.metrics import roc_auc_score
+
+    acc = sum((s > 0) == bool(t) for s, t in zip(score, y, strict=True)) / len(y)
+    return {"auc": round(100 * roc_auc_score(y, score), 2), "accuracy": round(100 * acc, 2)}
+
+
+def _make_up(questions) -> dict[str, float]:
+    return {"questions": len(questions), "facts_per_question": round(mean(len(q.facts) for q in questions), 2),
+            "fact_chars": round(mean(len(" ".join(q.facts)) for q in questions), 1),
+            "yes_percent": round(100 * mean(bool(q.answer) for q in questions), 1)}
+
+
+def _near_duplicates(train, sets: dict[str, list]) -> dict[str, Any]:
+    """Per set: share with a training neighbour at cosine > 0.5 (facts; question) and that neighbour's agreement."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    out: dict[str, Any] = {}
+    for field, text in (("facts", lambda q: " ".join(q.facts)), ("question", lambda q: q.question)):
+        vec = TfidfVectorizer().fit([text(q) for q in train])
+        bank = vec.transform([text(q) for q in train])
+        for name, qs in sets.items():
+            sims = (vec.transform([text(q) for q in qs]) @ bank.T).toarray()
+            near = [(row.max(), train[row.argmax()].answer == q.answer) for row, q in zip(sims, qs, strict=True)]
+            close = [same for top, same in near if top > 0.5]
+            out.setdefault(name, {})[field] = {
+                "neighbour_over_0_5_percent": round(100 * len(close) / len(qs), 1),
+                "neighbour_answer_agrees_percent": round(100 * mean(same for _, same in near), 1)}
+    return out
+
+
+def _bag_of_words(train, sets: dict[str, list]) -> dict[str, dict[str, float]]:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    def text(q):
+        return q.question + " " + " ".join(q.facts)
+
+    vec = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
+    clf = LogisticRegression(C=1.0, max_iter=2000).fit(vec.fit_transform([text(q) for q in train]),
+                                                       [int(bool(q.answer)) for q in train])
+    return {name: _auc_acc([int(bool(q.answer)) for q in qs], list(clf.decision_function(
+        vec.transform([text(q) for q in qs])))) for name, qs in sets.items()}
+
+
+def run_seed(params, seed: int) -> dict[str, Any]:
+    from transformers import AutoTokenizer
+
+    from pipeline.common.layout import PATHS
+    from pipeline.common.seed_runs import run_dir
+    from pipeline.stages.strategyqa_setting import load_setting
+    from pipeline.strategyqa.answering import build_inputs, labels
+    from pipeline.training.choice_model import predict_choice_logits
+    from pipeline.training.finetune import FINAL_DIR
+    from pipeline.training.pair_encoding import encode_pairs
+
+    p = params.strategyqa_qa
+    data = load_setting(p, SETTING, seed)
+    model = run_dir(PATHS.strategyqa_qa[SETTING].model_dir, p.seeds_for(SETTING), seed) / FINAL_DIR
+    sets = {"selection_dev": data.dev, "eval": data.evaluation}
+    model_figures = {}
+    for name, qs in sets.items():
+        first, context = build_inputs(qs, SETTING, None, data.paragraphs)
+        feats = encode_pairs(AutoTokenizer.from_pretrained(str(model)), first, context, p.max_seq_len)
+        logits = predict_choice_logits("classification", model, feats, 2, p.eval_batch_size, p.device,
+                                       p.precision, p.cpu_threads)
+        model_figures[name] = _auc_acc(labels(qs), [row[1] - row[0] for row in logits])
+    return {"seed": seed, "model": model_figures, "bag_of_words_question_facts": _bag_of_words(data.train, sets),
+            "near_duplicates": _near_duplicates(data.train, sets),
+            "make_up": {"train": _make_up(data.train), **{n: _make_up(qs) for n, qs in sets.items()}}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from pipeline.params import load_params
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=None, help="results folder (default: benchmarks/results)")
+    args = ap.parse_args(argv)
+    params = load_params()
+    runs = [run_seed(params, seed) for seed in params.strategyqa_qa.seeds_for(SETTING)]
+    gap = {f"{who}_{m}": round(mean(r[key]["selection_dev"][m] - r[key]["eval"][m] for r in runs), 2)
+           for who, key in (("model", "model"), ("bag_of_words", "bag_of_words_question_facts"))
+           for m in ("auc", "accuracy")}
+    write_result("control_gap", {"setting": SETTING, "runs": runs, "mean_selection_dev_minus_eval": gap,
+                                 "reference": "the training report's selection-dev figures "
+                                              "(reports/train_strategyqa_qa_ctl_facts.json, dev_best)"}, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
