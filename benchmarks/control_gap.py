@@ -16,6 +16,12 @@ ranking the training selected on.
 Needs the built ``train_strategyqa_qa@ctl_facts`` (``models/strategyqa_ctl_facts``) and ``strategyqa_contexts``.
 
     .venv/bin/python -m benchmarks.control_gap      # about 2 min on two cores; writes results/control_gap.json
+
+Question-only at the facts control's budget (the committed question-only trains the section's 20 steps): an
+experiment of the pipeline's own stages, then read here from its commit and the DVC cache (about 6 min):
+
+    dvc exp run --temp -n qo-400 -S strategyqa_qa.max_steps=400 evaluate_strategyqa_qa@question_only
+    .venv/bin/python -m benchmarks.control_gap --question-only-exp qo-400
 """
 
 from __future__ import annotations
@@ -75,9 +81,43 @@ def _bag_of_words(train, sets: dict[str, list]) -> dict[str, dict[str, float]]:
         vec.transform([text(q) for q in qs])))) for name, qs in sets.items()}
 
 
-def eval_auc_pair(resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
-    """The facts control against question-only on eval by AUC, from the two stages' predictions files: each
-    system's AUC averaged over its runs, the difference's 95% interval resampling the questions (paired)."""
+def experiment_files(name: str) -> dict[str, Any]:
+    """The question-only predictions and training report of the experiment ``name`` (``dvc exp run -n``): the
+    report from its commit, the predictions from the DVC cache by the md5 its dvc.lock records."""
+    import json
+    import subprocess
+
+    import yaml
+
+    from pipeline.common.layout import PATHS
+
+    refs = subprocess.run(["git", "for-each-ref", "--format=%(refname)", "refs/exps"], capture_output=True,
+                          text=True, check=True).stdout.split()
+    ref = next((r for r in refs if r.rsplit("/", 1)[-1] == name), None)
+    if ref is None:
+        raise SystemExit(f"no experiment named {name!r} (dvc exp show lists them)")
+
+    def show(path: Path) -> str:
+        return subprocess.run(["git", "show", f"{ref}:{path.as_posix()}"], capture_output=True, text=True,
+                              check=True).stdout
+
+    lock = yaml.safe_load(show(Path("dvc.lock")))
+    target = PATHS.strategyqa_qa["question_only"].predictions.as_posix()
+    md5 = next(o["md5"] for o in lock["stages"]["predict_strategyqa_qa@question_only"]["outs"]
+               if o["path"] == target)
+    cached = Path(".dvc/cache/files/md5") / md5[:2] / md5[2:]
+    report = json.loads(show(PATHS.strategyqa_qa["question_only"].train_report))
+    sha = subprocess.run(["git", "rev-parse", ref], capture_output=True, text=True, check=True).stdout.strip()
+    return {"experiment": name, "ref": ref, "commit": sha, "predictions": json.loads(cached.read_text(encoding="utf-8")),
+            "selection_dev": [{"seed": r["seed"], "best_step": r["best_step"], "auc": round(r["dev_best"]["auc"], 2),
+                               "accuracy": round(r["dev_best"]["accuracy"], 2)} for r in report["runs"]],
+            "max_steps": report["max_steps"]}
+
+
+def eval_auc_pair(question_only: dict | None = None, resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """The facts control against question-only on eval by AUC and accuracy: each system's figure averaged over
+    its runs, the difference's 95% interval resampling the questions (paired). ``question_only``: predictions
+    of another question-only (an experiment's) in place of the committed one."""
     import json
 
     import numpy as np
@@ -89,6 +129,8 @@ def eval_auc_pair(resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
 
     systems = {name: json.loads(PATHS.strategyqa_qa[name].predictions.read_text(encoding="utf-8"))["runs"]
                for name in (SETTING, "question_only")}
+    if question_only is not None:
+        systems["question_only"] = question_only["runs"]
     ids = sorted(next(iter(systems[SETTING].values())))
     gold = {q.qid: int(bool(q.answer)) for q in load_setting(load_params().strategyqa_qa, SETTING).evaluation}
     y = np.array([gold[i] for i in ids])
@@ -98,18 +140,24 @@ def eval_auc_pair(resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
     def auc(name: str, ix) -> float:
         return float(np.mean([roc_auc_score(y[ix], m[ix]) for m in margins[name]]))
 
+    def acc(name: str, ix) -> float:
+        return float(np.mean([((m[ix] > 0) == y[ix]).mean() for m in margins[name]]))
+
     everything = np.arange(len(y))
     rng = np.random.default_rng(seed)
-    diffs = []
+    diffs: dict[str, list[float]] = {"auc": [], "accuracy": []}
     for _ in range(resamples):
         ix = rng.integers(0, len(y), len(y))
         if y[ix].min() != y[ix].max():
-            diffs.append(auc(SETTING, ix) - auc("question_only", ix))
-    return {"per_run_auc": {n: [round(100 * roc_auc_score(y, m), 2) for m in margins[n]] for n in margins},
-            "auc": {n: round(100 * auc(n, everything), 2) for n in margins},
-            "difference": round(100 * (auc(SETTING, everything) - auc("question_only", everything)), 2),
-            "ci95": [round(100 * float(np.percentile(diffs, q)), 2) for q in (2.5, 97.5)],
-            "resamples": len(diffs), "questions": len(y)}
+            diffs["auc"].append(auc(SETTING, ix) - auc("question_only", ix))
+            diffs["accuracy"].append(acc(SETTING, ix) - acc("question_only", ix))
+    out: dict[str, Any] = {"per_run_auc": {n: [round(100 * roc_auc_score(y, m), 2) for m in margins[n]]
+                                           for n in margins}, "resamples": len(diffs["auc"]), "questions": len(y)}
+    for measure, fn in (("auc", auc), ("accuracy", acc)):
+        out[measure] = {n: round(100 * fn(n, everything), 2) for n in margins}
+        out[f"{measure}_difference"] = round(100 * (fn(SETTING, everything) - fn("question_only", everything)), 2)
+        out[f"{measure}_ci95"] = [round(100 * float(np.percentile(diffs[measure], q)), 2) for q in (2.5, 97.5)]
+    return out
 
 
 def run_seed(params, seed: int) -> dict[str, Any]:
@@ -144,14 +192,22 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=None, help="results folder (default: benchmarks/results)")
+    ap.add_argument("--question-only-exp", default=None,
+                    help="also pair the facts control with the question-only of this experiment (dvc exp run -n)")
     args = ap.parse_args(argv)
     params = load_params()
+    matched = None
+    if args.question_only_exp:
+        files = experiment_files(args.question_only_exp)
+        matched = {k: v for k, v in files.items() if k != "predictions"}
+        matched["eval_against_facts_control"] = eval_auc_pair(files["predictions"])
     runs = [run_seed(params, seed) for seed in params.strategyqa_qa.seeds_for(SETTING)]
     gap = {f"{who}_{m}": round(mean(r[key]["selection_dev"][m] - r[key]["eval"][m] for r in runs), 2)
            for who, key in (("model", "model"), ("bag_of_words", "bag_of_words_question_facts"))
            for m in ("auc", "accuracy")}
     write_result("control_gap", {"setting": SETTING, "runs": runs, "mean_selection_dev_minus_eval": gap,
                                  "eval_auc_against_question_only": eval_auc_pair(),
+                                 "question_only_at_the_control_budget": matched,
                                  "reference": "the training report's selection-dev figures "
                                               "(reports/train_strategyqa_qa_ctl_facts.json, dev_best)"}, args.out)
     return 0
