@@ -82,12 +82,12 @@ def _bag_of_words(train, sets: dict[str, list]) -> dict[str, dict[str, float]]:
 
 
 def experiment_files(name: str) -> dict[str, Any]:
-    """The question-only predictions and training report of the experiment ``name`` (``dvc exp run -n``): the
-    report from its commit, the predictions from the DVC cache by the md5 its dvc.lock records."""
+    """The question-only predictions and training report of the experiment ``name`` (``dvc exp run -n``), read
+    at its commit through DVC's API (the predictions from the cache its dvc.lock points to)."""
     import json
     import subprocess
 
-    import yaml
+    import dvc.api
 
     from pipeline.common.layout import PATHS
 
@@ -96,19 +96,11 @@ def experiment_files(name: str) -> dict[str, Any]:
     ref = next((r for r in refs if r.rsplit("/", 1)[-1] == name), None)
     if ref is None:
         raise SystemExit(f"no experiment named {name!r} (dvc exp show lists them)")
-
-    def show(path: Path) -> str:
-        return subprocess.run(["git", "show", f"{ref}:{path.as_posix()}"], capture_output=True, text=True,
-                              check=True).stdout
-
-    lock = yaml.safe_load(show(Path("dvc.lock")))
-    target = PATHS.strategyqa_qa["question_only"].predictions.as_posix()
-    md5 = next(o["md5"] for o in lock["stages"]["predict_strategyqa_qa@question_only"]["outs"]
-               if o["path"] == target)
-    cached = Path(".dvc/cache/files/md5") / md5[:2] / md5[2:]
-    report = json.loads(show(PATHS.strategyqa_qa["question_only"].train_report))
     sha = subprocess.run(["git", "rev-parse", ref], capture_output=True, text=True, check=True).stdout.strip()
-    return {"experiment": name, "ref": ref, "commit": sha, "predictions": json.loads(cached.read_text(encoding="utf-8")),
+    files = PATHS.strategyqa_qa["question_only"]
+    report = json.loads(dvc.api.read(str(files.train_report), rev=sha))
+    return {"experiment": name, "ref": ref, "commit": sha,
+            "predictions": json.loads(dvc.api.read(str(files.predictions), rev=sha)),
             "selection_dev": [{"seed": r["seed"], "best_step": r["best_step"], "auc": round(r["dev_best"]["auc"], 2),
                                "accuracy": round(r["dev_best"]["accuracy"], 2)} for r in report["runs"]],
             "max_steps": report["max_steps"]}
@@ -116,7 +108,7 @@ def experiment_files(name: str) -> dict[str, Any]:
 
 def eval_auc_pair(question_only: dict | None = None, resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
     """The facts control against question-only on eval by AUC and accuracy: each system's figure averaged over
-    its runs, the difference's 95% interval resampling the questions (paired). ``question_only``: predictions
+    its runs, the difference's 95% interval resampling the questions (paired; accuracy's as compare draws it). ``question_only``: predictions
     of another question-only (an experiment's) in place of the committed one."""
     import json
 
@@ -124,6 +116,7 @@ def eval_auc_pair(question_only: dict | None = None, resamples: int = 2000, seed
     from sklearn.metrics import roc_auc_score
 
     from pipeline.common.layout import PATHS
+    from pipeline.common.paired import paired_difference
     from pipeline.params import load_params
     from pipeline.stages.strategyqa_setting import load_setting
 
@@ -140,24 +133,25 @@ def eval_auc_pair(question_only: dict | None = None, resamples: int = 2000, seed
     def auc(name: str, ix) -> float:
         return float(np.mean([roc_auc_score(y[ix], m[ix]) for m in margins[name]]))
 
-    def acc(name: str, ix) -> float:
-        return float(np.mean([((m[ix] > 0) == y[ix]).mean() for m in margins[name]]))
-
+    # accuracy is a per-question mean: compare's own paired bootstrap (each question's correctness over runs);
+    # AUC is not, so its questions are resampled here
+    correct = {n: ((m > 0) == y).mean(axis=0) for n, m in margins.items()}
+    pair = paired_difference(correct[SETTING], correct["question_only"])
     everything = np.arange(len(y))
     rng = np.random.default_rng(seed)
-    diffs: dict[str, list[float]] = {"auc": [], "accuracy": []}
+    diffs = []
     for _ in range(resamples):
         ix = rng.integers(0, len(y), len(y))
         if y[ix].min() != y[ix].max():
-            diffs["auc"].append(auc(SETTING, ix) - auc("question_only", ix))
-            diffs["accuracy"].append(acc(SETTING, ix) - acc("question_only", ix))
-    out: dict[str, Any] = {"per_run_auc": {n: [round(100 * roc_auc_score(y, m), 2) for m in margins[n]]
-                                           for n in margins}, "resamples": len(diffs["auc"]), "questions": len(y)}
-    for measure, fn in (("auc", auc), ("accuracy", acc)):
-        out[measure] = {n: round(100 * fn(n, everything), 2) for n in margins}
-        out[f"{measure}_difference"] = round(100 * (fn(SETTING, everything) - fn("question_only", everything)), 2)
-        out[f"{measure}_ci95"] = [round(100 * float(np.percentile(diffs[measure], q)), 2) for q in (2.5, 97.5)]
-    return out
+            diffs.append(auc(SETTING, ix) - auc("question_only", ix))
+    return {"per_run_auc": {n: [round(100 * roc_auc_score(y, m), 2) for m in margins[n]] for n in margins},
+            "auc": {n: round(100 * auc(n, everything), 2) for n in margins},
+            "auc_difference": round(100 * (auc(SETTING, everything) - auc("question_only", everything)), 2),
+            "auc_ci95": [round(100 * float(np.percentile(diffs, q)), 2) for q in (2.5, 97.5)],
+            "auc_resamples": len(diffs), "questions": len(y),
+            "accuracy": {SETTING: pair["system_mean"], "question_only": pair["baseline_mean"]},
+            "accuracy_difference": pair["difference"], "accuracy_ci95": pair["ci95"],
+            "accuracy_interval": "pipeline.common.paired.paired_difference (compare's), over questions"}
 
 
 def run_seed(params, seed: int) -> dict[str, Any]:
