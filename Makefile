@@ -70,7 +70,7 @@ $(VENV_PYWB)/.installed: requirements-pywb.lock | $(UV)
 check-params: setup
 	$(VENV)/bin/python -m pipeline.params --check params.yaml
 
-## smoke       every track end to end (crawl to compare) on a tiny sample in a scratch copy: checks an install
+## smoke       every track end to end (crawl to compare) on a tiny sample in a scratch copy: checks an install (9.5-17 min)
 smoke: setup
 	$(VENV)/bin/python -m pipeline.experiments.smoke
 

@@ -4,10 +4,15 @@ of its own (its model in a package's config.py with each field marked and given 
 Params), then the generator, which drafts the dvc.yaml entry and the params.yaml section. The copy must then
 pass the layout and graph checks ``make test`` runs, run the stage, and let a run set the new science key (and
 only that one). The same for a new trained model of a family (three edits) and a model family of its own
-(eight)."""
+(eight), and a new QuAIL baseline (four files).
+
+All four are made in one copy, one after another with a commit between them, so each count is its own (git
+sees only that case's edits), and the wiring checks ``make test`` runs are run once over all of them: a
+copy and that run are most of what each case costs."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -18,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytestmark = pytest.mark.slow  # runs two test files in a copy
+pytestmark = pytest.mark.slow  # four sets of edits in one copy, then four test files there
 
 MODULE = '''\
 """``word_count``: an example stage (tests/test_new_stage_edits.py)."""
@@ -87,25 +92,31 @@ def _python(copy: Path, *args: str) -> str:
     return res.stdout
 
 
-def _make_test_passes(repo: Path, copy: Path, message: str, before_a_run: tuple[str, ...] = ()) -> None:
+def _commit(copy: Path, message: str) -> None:
+    subprocess.run([*GIT, "add", "-A"], cwd=copy, check=True)
+    subprocess.run([*GIT, "commit", "-qm", message], cwd=copy, check=True)
+
+
+WIRING_TESTS = ("tests/test_layout.py", "tests/test_dvc_graph.py", "tests/test_params_trust.py", "tests/test_layers.py")
+
+
+def _make_test_passes(repo: Path, copy: Path, extra_tests: tuple[str, ...] = (),
+                      before_a_run: tuple[str, ...] = ()) -> None:
     """What `make test` checks of a stage's wiring, on the copy as committed (the tests read committed params);
     ``before_a_run``: the tests that compare the committed run's files, left out where the new stage's files
     come only from running it."""
-    subprocess.run([*GIT, "add", "-A"], cwd=copy, check=True)
-    subprocess.run([*GIT, "commit", "-qm", message], cwd=copy, check=True)
     (copy / ".venv").symlink_to(repo / ".venv")  # for the tests that run the checkout's dvc
     left_out = ["-k", " and ".join(f"not {name}" for name in before_a_run)] if before_a_run else []
     out = _python(copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", *left_out,
-                  "tests/test_layout.py", "tests/test_dvc_graph.py", "tests/test_params_trust.py",
-                  "tests/test_layers.py")
+                  *extra_tests, *WIRING_TESTS)
     assert " passed" in out and "failed" not in out, out[-2000:]
 
 
-def test_a_new_stage_with_settings_is_the_documented_five_edits_and_the_generator(repo, tmp_path):
+def _a_new_stage_with_settings(repo: Path, copy: Path) -> tuple[str, ...]:
+    """Five edits and the generator; the stage runs and a run may set its science key (and only that)."""
     readme = (repo / "README.md").read_text()
     assert re.search(r"a new one takes three edits[\s\S]{0,200}?five\s+with settings of its own", readme), \
         "the README's count changed: change this test's edits with it"
-    copy = _copy(repo, tmp_path)
 
     # the stage: 1 its module, 2 its row, 3 its outputs
     (copy / "pipeline/stages/word_count.py").write_text(MODULE)
@@ -151,8 +162,15 @@ def test_a_new_stage_with_settings_is_the_documented_five_edits_and_the_generato
         else:
             raise SystemExit("a run set an Infrastructure key")
         """))
-    _make_test_passes(repo, copy, "word_count")
+    _commit(copy, "word_count")
+    return ()
 
+
+# the tests that compare the committed run's files with the declared ones: a new trained model's metrics/ files
+# and card come only from `dvc repro` running it, which the copy does not
+BEFORE_A_RUN = ("test_headline_outs_come_from_the_registries_and_name_every_headline_file",
+                "test_metrics_are_the_headline_files_and_plots_live_under_plots",
+                "test_the_committed_run_wrote_every_card")
 
 NEW_VARIANT = "full_first"  # the passage's first words instead of its sentences most related to question + options
 VARIANT_GROUP = """\
@@ -168,15 +186,14 @@ VARIANT_GROUP = """\
 """
 
 
-def test_a_new_trained_model_of_a_family_is_the_documented_three_edits_and_the_generator(repo, tmp_path):
-    """A new QuAIL input variant: its own model trained, predicted, scored, compared, carded and taken to the
+def _a_new_trained_model_of_a_family(repo: Path, copy: Path) -> tuple[str, ...]:
+    """Three edits and the generator. A new QuAIL input variant: its own model trained, predicted, scored, compared, carded and taken to the
     GPU node. The train/predict/evaluate stages are dvc.yaml's foreach over its paths.yaml group; compare,
     difficulty and the cards loop over the variants, and the generator adds what they now name to their
     entries and its card (in its model folder) to the cards' outs."""
     readme = (repo / "README.md").read_text()
     assert re.search(r"new\s+trained\s+model\s+of\s+a\s+family[\s\S]{0,200}?three\s+edits", readme), \
         "the README's count changed: change this test's edits with it"
-    copy = _copy(repo, tmp_path)
     # 1 its name in the registry, 2 its input, 3 its outputs
     _edit(copy / "pipeline/quail/systems.py", '"question_options", "options")',
           f'"question_options", "options", "{NEW_VARIANT}")')
@@ -213,11 +230,8 @@ def test_a_new_trained_model_of_a_family_is_the_documented_three_edits_and_the_g
         assert pair_texts(q, "{NEW_VARIANT}", 3) == (["one two three"] * 4, ["Which? a", "Which? b", "Which? c",
                                                                             "Which? d"])
         """))
-    # the metrics/ files and cards of the committed run are the declared ones once `dvc repro` has run the new model
-    _make_test_passes(repo, copy, NEW_VARIANT, before_a_run=(
-        "test_headline_outs_come_from_the_registries_and_name_every_headline_file",
-        "test_metrics_are_the_headline_files_and_plots_live_under_plots",
-        "test_the_committed_run_wrote_every_card"))
+    _commit(copy, NEW_VARIANT)
+    return BEFORE_A_RUN
 
 
 TOY_MODULES = {  # an NLQuAD model family of its own: it learns how long an answer is and answers with that many
@@ -328,14 +342,13 @@ class ToyParams(StrictModel):
 '''
 
 
-def test_a_model_family_of_its_own_is_the_documented_eight_edits_and_the_generator(repo, tmp_path):
-    """A new model family (its own train, predict and evaluate modules) on NLQuAD: trained, predicted, scored,
+def _a_model_family_of_its_own(repo: Path, copy: Path) -> tuple[str, ...]:
+    """Eight edits and the generator. A new model family (its own train, predict and evaluate modules) on NLQuAD: trained, predicted, scored,
     compared with the window baselines, carded and taken to the GPU node. Its stages read by name, so the
     generator drafts their entries; compare and the cards reach it through what they already loop over."""
     readme = (repo / "README.md").read_text()
     assert re.search(r"model\s+family\s+of\s+its\s+own[\s\S]{0,200}?takes\s+eight", readme), \
         "the README's count changed: change this test's edits with it"
-    copy = _copy(repo, tmp_path)
     # 1-3 its modules (the evaluate module declares its headline row and its card)
     for name, text in TOY_MODULES.items():
         (copy / f"pipeline/stages/{name}.py").write_text(text)
@@ -381,7 +394,65 @@ def test_a_model_family_of_its_own_is_the_documented_eight_edits_and_the_generat
         from pipeline.params_trust import check_run_settable
         check_run_settable({"toy.default_words": 20})
         """))
-    _make_test_passes(repo, copy, "toy", before_a_run=(
-        "test_headline_outs_come_from_the_registries_and_name_every_headline_file",
-        "test_metrics_are_the_headline_files_and_plots_live_under_plots",
-        "test_the_committed_run_wrote_every_card"))
+    _commit(copy, "toy")
+    return BEFORE_A_RUN
+
+
+# --- a new QuAIL baseline ---------------------------------------------------------------------------------
+
+BASELINE_TEST = "tests/test_shortest.py"
+
+FUNCTION = '''
+
+def baseline_shortest(questions: list[MCQuestion], x: BaselineInputs) -> dict[str, int]:
+    """The shortest option (an example baseline: tests/test_new_baseline_edits.py)."""
+    return {q.qid: min(range(len(q.options)), key=lambda i: (len(q.options[i]), i)) for q in questions}
+'''
+
+TEST = '''from pipeline.quail.baselines import baselines
+
+
+def test_shortest_is_declared():
+    assert "shortest" in baselines()
+'''
+
+
+def _a_new_quail_baseline(copy: Path) -> tuple[str, ...]:
+    """Four files, as docs/stages.md says: its function in ``pipeline/quail/baselines.py``, its name in
+    ``pipeline/quail/systems.py``, a test and a sentence of docs; then the generator adds its headline row to
+    dvc.yaml. The copy's ``quail_baselines`` scores it on dev and the challenge set and writes its headline row:
+    compare, the per-question file and ``make results`` read the names from the declaration, so nothing else
+    names it."""
+    baselines = copy / "pipeline/quail/baselines.py"
+    baselines.write_text(baselines.read_text() + FUNCTION)
+    _edit(copy / "pipeline/quail/systems.py", '"ir", "options_features")', '"ir", "options_features", "shortest")')
+    (copy / BASELINE_TEST).write_text(TEST)
+    _edit(copy / "docs/stages.md", "\n## How long it takes", "\nShortest: the shortest option (an example).\n\n## How long it takes")
+    edited = subprocess.run(["git", "status", "--porcelain"], cwd=copy, capture_output=True, text=True,
+                            check=True).stdout.splitlines()
+    assert len(edited) == 4, edited
+    _python(copy, "-m", "pipeline.experiments.stage_deps")
+    changed = subprocess.run(["git", "diff", "--name-only"], cwd=copy, capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert set(changed) == {"pipeline/quail/baselines.py", "pipeline/quail/systems.py", "docs/stages.md",
+                            "dvc.yaml"}, changed
+    assert "${paths.metrics}/quail/shortest.json" in (copy / "dvc.yaml").read_text()
+    _python(copy, "-c", "from pipeline.params import load_params; from pipeline.stages import quail_baselines; "
+                        "quail_baselines.run(load_params())")
+    predictions = json.loads((copy / "data/predictions/quail/baselines.json").read_text())
+    assert {name: "shortest" in systems for name, systems in predictions.items()} == {"dev": True, "challenge": True}
+    row = json.loads((copy / "metrics/quail/shortest.json").read_text())
+    assert 0 <= row["acc"] <= 100 and 0 <= row["acc_challenge"] <= 100
+    _commit(copy, "a new QuAIL baseline")
+    return ()
+
+
+def test_each_documented_edit_count_holds_and_the_wiring_checks_pass_in_a_copy(repo, shared, tmp_path):
+    """A QuAIL baseline (four files), a stage with settings (five edits), a trained model of a family (three) and
+    a family of its own (eight), one after another in one copy, then the wiring checks over all of them."""
+    copy = _copy(repo, tmp_path)
+    (tmp_path / "shared").symlink_to(shared)  # ../shared, as the checkout sees it: the baseline's stage runs
+    left_out = list(_a_new_quail_baseline(copy))
+    for case in (_a_new_stage_with_settings, _a_new_trained_model_of_a_family, _a_model_family_of_its_own):
+        left_out += case(repo, copy)
+    _make_test_passes(repo, copy, extra_tests=(BASELINE_TEST,), before_a_run=tuple(dict.fromkeys(left_out)))

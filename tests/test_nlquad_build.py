@@ -162,26 +162,6 @@ def test_a_question_names_its_answer_when_a_term_of_it_is_only_there():
                                                                                    "naming": 1}
 
 
-def test_the_heading_probes_rewrite_only_the_questions_they_name():
-    """benchmarks/nlquad_heading_probes.py: a probe changes question text alone, and each rewrite does what its
-    hypothesis says (the subject added where the question shares no term; a section's past/future word)."""
-    from benchmarks.nlquad_heading_probes import function_word, rewritten, subject_where_no_term
-
-    context = "Pachisi is a board game. The war began in 1900 and the war ended. Plans for the future are made."
-    answer = "The war began in 1900 and the war ended."
-    dataset = {"data": [{"title": "Pachisi: a board game", "paragraphs": [{"context": context, "qas": [
-        {"id": "a", "question": "How did we get here?", "answers": [{"text": answer, "answer_start": 25}]},
-        {"id": "b", "question": "Why does the board game matter?", "answers": [{"text": answer, "answer_start": 25}]},
-    ]}]}]}
-    probe, changed = rewritten(dataset, subject_where_no_term)
-    questions = [qa["question"] for qa in probe["data"][0]["paragraphs"][0]["qas"]]
-    assert changed == 1 and questions == ["How did we get here about Pachisi?", "Why does the board game matter?"]
-    assert probe["data"][0]["paragraphs"][0]["context"] == context and dataset["data"][0]["paragraphs"][0]["qas"][0][
-        "question"] == "How did we get here?"  # the build itself is not touched
-    probe, changed = rewritten(dataset, function_word)
-    assert changed == 1 and probe["data"][0]["paragraphs"][0]["qas"][0]["question"] == "What about the war?"
-
-
 def test_capture_selection_holds_under_a_gigabyte_up_to_its_caps():
     """An archive that sends rows without end: selection keeps one capture per article and 8 bytes per distinct
     (article, digest), so at the CDX client's row cap and discover's article cap it holds under 1 GB (measured

@@ -20,7 +20,8 @@ def _state(repo) -> tuple[str, str]:
 
 def test_smoke_runs_every_track_and_changes_nothing_in_the_checkout(repo, shared, tmp_path):
     before = _state(repo)
-    res = subprocess.run([sys.executable, "-m", "pipeline.experiments.smoke"], cwd=repo, capture_output=True,
+    # one torch thread a run: the suite's other worker trains too (benchmarks/results/thread_contention.json)
+    res = subprocess.run([sys.executable, "-m", "pipeline.experiments.smoke", "--cpu-threads", "1"], cwd=repo, capture_output=True,
                          text=True, timeout=2600, env={**__import__("os").environ, "TMPDIR": str(tmp_path)})
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-4000:]
     lines = res.stdout.splitlines()

@@ -3,9 +3,15 @@ repository of its own, without the checkout's dvc.lock (the default profile's re
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 
-from pipeline.experiments.smoke import scratch_copy
+import pytest
+import yaml
+
+from pipeline.experiments.smoke import scratch_copy, set_cpu_threads
+from pipeline.params import ParamsError
+from tests.params_files import PROJECT_PARAMS_FILE
 
 
 def _git(cwd, *args):
@@ -37,3 +43,14 @@ def test_the_copy_holds_the_working_files_but_not_the_lock(tmp_path):
     assert (dest / "params.yaml").read_text() == "a: 2\n"
     committed = subprocess.run(["git", "ls-files"], cwd=dest, capture_output=True, text=True, check=True).stdout
     assert "dvc.lock" not in committed.split()
+
+
+def test_cpu_threads_are_set_in_every_trained_section_of_the_copy_and_bounded_by_the_schema(tmp_path):
+    shutil.copy(PROJECT_PARAMS_FILE, tmp_path / "params.yaml")
+    keys = set_cpu_threads(tmp_path, 1)
+    raw = yaml.safe_load((tmp_path / "params.yaml").read_text())
+    assert keys == sorted(f"{s}.cpu_threads" for s in ("boolq_aux", "longformer", "quail_mc", "span_window",
+                                                       "strategyqa_qa"))
+    assert all(raw[key.split(".")[0]]["cpu_threads"] == 1 for key in keys)
+    with pytest.raises(ParamsError, match="cpu_threads"):
+        set_cpu_threads(tmp_path, 0)

@@ -9,7 +9,11 @@ The copy holds the checkout's files as they are (committed or not, git-ignored o
 applied to its params.yaml; it has its own DVC cache and Prefect server, so nothing the checkout holds changes. It
 is removed when the run passes (``--keep`` keeps it) and kept, with its log, when it fails.
 
-    python -m pipeline.experiments.smoke [--keep] [--profile infra/smoke/profile.yaml]
+    python -m pipeline.experiments.smoke [--keep] [--profile infra/smoke/profile.yaml] [--cpu-threads N]
+
+``--cpu-threads 1`` where another job shares the cores (the test suite runs it beside another worker): two
+processes of two torch threads each on two cores wait on each other, and a step then takes about twice what
+one thread each takes. Alone, the committed two threads are faster.
 """
 
 from __future__ import annotations
@@ -78,6 +82,22 @@ def apply_profile(dest: Path, profile: Path) -> dict[str, Any]:
     return values
 
 
+def set_cpu_threads(dest: Path, threads: int) -> list[str]:
+    """Every trained section's ``cpu_threads`` in the copy's params.yaml: an Infrastructure key, so no profile or
+    run may set it; the person who starts the smoke run chooses it for their machine. Returns the keys set."""
+    import yaml
+    from dvc.utils.hydra import apply_overrides
+
+    from pipeline.params import load_params
+
+    raw = yaml.safe_load((dest / "params.yaml").read_text(encoding="utf-8"))
+    keys = sorted(f"{name}.cpu_threads" for name, section in raw.items()
+                  if isinstance(section, dict) and "cpu_threads" in section)
+    apply_overrides(str(dest / "params.yaml"), [f"{key}={int(threads)}" for key in keys])
+    load_params(dest / "params.yaml")  # the schema's bounds (1 to 1024) hold, or the run does not start
+    return keys
+
+
 def run_env(dest: Path) -> dict[str, str]:
     """The copy's own Prefect home and server (stopped soon after the last stage); never a team server."""
     env = {k: v for k, v in os.environ.items() if k not in ("PREFECT_API_URL", "PREFECT_API_KEY", "PREFECT_HOME")}
@@ -114,7 +134,7 @@ def stop_server(dest: Path, env: dict[str, str]) -> None:
 
 
 def smoke(root: Path = ROOT, profile: Path = PROFILE, keep: bool = False, parent: Path | None = None,
-          echo=print, log_sink: list[str] | None = None) -> list[str]:
+          echo=print, log_sink: list[str] | None = None, cpu_threads: int | None = None) -> list[str]:
     """Run it; returns the per-track lines (``log_sink`` receives the run's whole console). Raises
     ``SmokeError`` (the copy kept) when a stage fails."""
     started = time.monotonic()
@@ -123,6 +143,8 @@ def smoke(root: Path = ROOT, profile: Path = PROFILE, keep: bool = False, parent
     dest.mkdir()
     scratch_copy(root, dest)
     apply_profile(dest, profile)
+    if cpu_threads is not None:
+        set_cpu_threads(dest, cpu_threads)
     env = run_env(dest)
     log_path = base / "smoke.log"
     echo(f"smoke: a scratch copy in {dest}, profile {profile.relative_to(root) if profile.is_relative_to(root) else profile}")
@@ -161,12 +183,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", type=Path, default=PROFILE)
     ap.add_argument("--keep", action="store_true", help="keep the scratch copy when the run passes")
+    ap.add_argument("--cpu-threads", type=int, default=None,
+                    help="torch's threads per run in the copy (default: params.yaml's); 1 beside another job")
     args = ap.parse_args(argv)
     from pipeline.experiments.sweep import SweepError
+    from pipeline.params import ParamsError
 
     try:
-        smoke(profile=args.profile.resolve(), keep=args.keep)
-    except (SmokeError, SweepError) as exc:
+        smoke(profile=args.profile.resolve(), keep=args.keep, cpu_threads=args.cpu_threads)
+    except (SmokeError, SweepError, ParamsError) as exc:
         print(f"smoke: {exc}", file=sys.stderr)
         return 1
     return 0
