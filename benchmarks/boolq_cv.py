@@ -10,8 +10,8 @@ the model that answers it. Per arm (``boolq_aux.class_balance``: ``none``, or ``
 examples repeated so the label prior lowers no loss; ``pipeline/training/class_balance.py``), over every question:
 
 - accuracy (the paper's measure) beside each fold's training majority, with a paired interval resampling articles;
-- AUC (%, 50 for any constant answer) and log-loss (nats; the training prior's log-loss beside it), with
-  intervals resampling articles;
+- AUC (%, 50 for any constant answer) and log-loss (nats; the training prior's log-loss beside it, and each
+  arm's difference to it on the same resampled articles), with intervals resampling articles;
 - the share of "yes" answered, and the arms' paired differences.
 
 Each fold trains with the stage's own classifier and loop (``pipeline.training.choice_model``) under the
@@ -29,6 +29,7 @@ import argparse
 import json
 import math
 import random
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -184,6 +185,9 @@ def summarise(result: dict[str, Any], questions) -> dict[str, Any]:
                      } for a in arms},
         "auc": by_article(margins, gold, titles, auc),
         "log_loss": by_article(margins, gold, titles, log_loss),
+        # each arm against the log-odds of its fold's training "yes" share, on the same resampled articles: a
+        # model that learned only the label prior scores 0 here
+        "log_loss_versus_prior": by_article({"prior": prior, **margins}, gold, titles, log_loss),
     }
     if len(arms) > 1:
         out["accuracy_difference"] = paired_difference(accuracy[arms[1]], accuracy[arms[0]], clusters=titles,
@@ -223,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = json.loads(args.out.read_text()) if args.out.exists() else {}
     if {k: result.get(k) for k in setup} != setup:
         result = {**setup, "folds": {}}
+    result["command"] = "python -m benchmarks.boolq_cv " + " ".join(sys.argv[1:] if argv is None else argv)
     result["assignment"] = assignment
     result["settings"] = {k: getattr(params.boolq_aux, k) for k in (*SEARCHABLE, "pooling", "select_metric")}
     for arm in args.arms:
