@@ -131,7 +131,7 @@ TEST_WORKERS ?= 2
 # (--no-loadscope-reorder: xdist otherwise reorders the files by their number of tests, and the one-test smoke run
 # of 11 minutes started near the end)
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
-## test        the whole test suite on two workers (about 33 min; README, Testing)
+## test        the whole test suite on two workers (about 37 min; README, Testing)
 test: setup
 	$(VENV)/bin/python -m pytest $(XDIST) $(PYTEST_ARGS)
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(2700)]  # every stage, tiny: 10-17 min alone by instance, 27 beside another worker
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2700)]  # every stage, tiny: 10-17 min alone by instance, 16-27 beside another worker
 
 
 def _state(repo) -> tuple[str, str]:
